@@ -1,0 +1,43 @@
+"""The file is not valid JSON, and DeepSpeed's own reader (hjson) cannot read it either, so every consumer
+fails before training starts: DeepSpeed raises `HjsonDecodeError`, the HF Trainer and Accelerate raise
+`json.JSONDecodeError`. zerolint reports the earliest place a reader stops, says where each reader stops, and
+keeps linting what it could parse before that point.
+
+Syntax that hjson accepts but `json` does not (a comment, a trailing or missing comma) is ZL002 instead."""
+
+from zerolint.rule import Rule
+
+RULE = Rule(
+    code="ZL001",
+    name="syntax-error",
+    severity="error",
+    summary="The config cannot be parsed by DeepSpeed (hjson) nor by the HF Trainer / Accelerate (json)",
+    evidence="deepspeed/runtime/config.py:444 (hjson.load); transformers integrations/deepspeed.py (json.load)",
+)
+
+
+@RULE.check
+def check(view):
+    doc = view.doc
+    ours = next((n for n in doc.notes if n.kind == "syntax-error"), None)
+    if doc.hjson_error is None and ours is None:
+        return  # hjson reads it: anything json rejects is hjson-only syntax (ZL002)
+    # (offset, end, what) for every reader that gave up; the earliest is where the user should look first.
+    stops = []
+    if ours is not None:
+        stops.append((ours.start, max(ours.end, ours.start + 1), ours.message))
+    for err, who in ((doc.json_error, "json.load (HF Trainer, Accelerate)"), (doc.hjson_error, "DeepSpeed's hjson reader")):
+        if err is not None:
+            stops.append((err.offset, err.offset + 1, f"{err.message} ({who})"))
+    start, end, what = min(stops, key=lambda s: s[0])
+    readers = []
+    for err, who in ((doc.hjson_error, "DeepSpeed's hjson reader"), (doc.json_error, "json.load")):
+        if err is not None:
+            line, col = doc.position(err.offset)
+            readers.append(f"{who} stops at {line}:{col}")
+    message = f"syntax error: {what}"
+    if readers:
+        message += "; " + ", ".join(readers)
+    yield view.finding("", message, span=(start, end),
+                       help="fix the syntax here; zerolint checked only what comes before the error"
+                       if doc.fatal else "fix the syntax here")

@@ -1,0 +1,1 @@
+"""Generated DeepSpeed config schemas (package data)."""

@@ -1,0 +1,48 @@
+"""Every rule's example cases (fixtures/rules/<CODE>.toml), run as tests with exact outcomes."""
+
+from __future__ import annotations
+
+import pytest
+
+from zerolint.cases import load_cases
+from zerolint.document import parse
+from zerolint.engine import Selection, run_rules
+from zerolint.rule import all_rules
+
+RULES = all_rules()
+CASES = [(r, c) for r in RULES for c in load_cases(r.code)]
+
+
+def _found(rule, case):
+    doc = parse(case.config, "ds_config.json")
+    diags = run_rules(doc, case.settings, Selection(select=[rule.code]))
+    internal = [d for d in diags if d.code == "ZL000"]
+    assert not internal, internal[0].message
+    return [
+        {"code": d.code, "severity": d.severity.value, "pointer": d.pointer, "line": d.line, "column": d.column}
+        for d in diags if d.code == rule.code
+    ]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_every_rule_has_bad_and_good_cases(rule):
+    kinds = {c.kind for c in load_cases(rule.code)}
+    assert {"bad", "good"} <= kinds, f"fixtures/rules/{rule.code}.toml needs at least one bad and one good case"
+
+
+@pytest.mark.parametrize("rule,case", CASES, ids=[f"{r.code}-{c.kind}-{c.name}" for r, c in CASES])
+def test_case(rule, case):
+    found = _found(rule, case)
+    if case.kind == "good":
+        assert found == []
+    else:
+        assert case.expect, "a bad case must list what it expects"
+        expected = [{"code": rule.code, **e} if "code" not in e else e for e in case.expect]
+        assert found == expected
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_rule_metadata(rule):
+    assert rule.summary and not rule.summary.endswith(".")
+    assert rule.rationale, f"{rule.code}: the module docstring is the rule's rationale"
+    assert rule.evidence, f"{rule.code}: cite the DeepSpeed source or an issue"

@@ -1,0 +1,86 @@
+"""The Python API: lint a config given as a path, text, bytes or dict."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic
+from .document import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, Document, parse, parse_bytes
+from .engine import Selection, run_rules
+from .view import Settings
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be read at all (missing, a directory, no permission): exit code 2."""
+
+
+@dataclass
+class Limits:
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+@dataclass
+class Result:
+    path: str
+    document: Document | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def read_bytes(path: str, limits: Limits) -> bytes:
+    try:
+        if os.path.isdir(path):
+            raise UnreadableFile(f"{path}: is a directory")
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            # Read one byte past the limit so an oversized file is detected without reading all of it.
+            data = f.read(limits.max_bytes + 1) if size > limits.max_bytes else f.read()
+    except UnreadableFile:
+        raise
+    except FileNotFoundError:
+        raise UnreadableFile(f"{path}: no such file") from None
+    except PermissionError:
+        raise UnreadableFile(f"{path}: permission denied") from None
+    except OSError as e:
+        raise UnreadableFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    return data
+
+
+def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,
+               limits: Limits | None = None) -> Result:
+    limits = limits or Limits()
+    if len(data) > limits.max_bytes:
+        doc = parse("", path)
+        doc.notes[:] = []
+        from .document import Note
+
+        doc.notes.append(Note("size-limit", 0, 0,
+                              f"the file is larger than the {limits.max_bytes:,}-byte limit"))
+        doc.fatal = True
+        return Result(path, doc, run_rules(doc, settings, selection))
+    doc = parse_bytes(data, path, limits.max_depth)
+    return Result(path, doc, run_rules(doc, settings, selection))
+
+
+def lint_path(path: str, settings: Settings | None = None, selection: Selection | None = None,
+              limits: Limits | None = None) -> Result:
+    limits = limits or Limits()
+    return lint_bytes(read_bytes(path, limits), path, settings, selection, limits)
+
+
+def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
+         select: list[str] | None = None, ignore: list[str] | None = None) -> list[Diagnostic]:
+    """Lint a config: a path (str or PathLike) to a file, JSON text, or a dict as you would pass to
+    `deepspeed.initialize(config=...)`. Returns the diagnostics, most severe first in each file order."""
+    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size)
+    selection = Selection(select=select or ["ALL"], ignore=ignore or [])
+    if isinstance(config, dict):
+        return lint_bytes(json.dumps(config, indent=2).encode(), "<dict>", settings, selection).diagnostics
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and not config.lstrip().startswith("{")):
+        return lint_path(os.fspath(config), settings, selection).diagnostics
+    if isinstance(config, bytes):
+        return lint_bytes(config, "<bytes>", settings, selection).diagnostics
+    return lint_bytes(str(config).encode(), "<string>", settings, selection).diagnostics

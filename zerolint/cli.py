@@ -1,0 +1,239 @@
+"""The `zerolint` command line. Heavy modules (rich, pydantic, torch, deepspeed) are imported inside the commands
+that need them, never at import time: `zerolint check` must start fast."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+TARGETS = ("auto", "deepspeed", "hf", "accelerate")
+
+
+def _parse_severity_overrides(values: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise click.BadParameter(f"{v!r}: expected CODE=LEVEL, e.g. ZL301=warning", param_hint="--severity")
+        code, level = v.split("=", 1)
+        if level.strip().lower() not in ("error", "warning", "info"):
+            raise click.BadParameter(f"{v!r}: level must be error, warning or info", param_hint="--severity")
+        out[code.strip()] = level.strip().lower()
+    return out
+
+
+def _split_codes(values: tuple[str, ...]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _check_rule_codes(codes: list[str], option: str) -> None:
+    from .rule import all_rules
+
+    rules = all_rules()
+    for c in codes:
+        if c.upper() == "ALL" or c.upper() == "ZL" or any(
+            c.lower() == r.name or r.code.startswith(c.upper()) or c in r.aliases for r in rules
+        ):
+            continue
+        from .suggest import closest
+
+        hint = closest(c, [r.code for r in rules] + [r.name for r in rules])
+        raise click.BadParameter(f"unknown rule {c!r}" + (f"; did you mean {hint!r}?" if hint else ""),
+                                 param_hint=option)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="zerolint")
+def main() -> None:
+    """zerolint: find the mistakes in a DeepSpeed config before the job starts."""
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif", "github", "junit"]),
+              help="Output format (repeatable; with --output the last one goes to the file).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
+              help="Who reads the config: raw DeepSpeed, the HF Trainer, Accelerate; auto = hf when the file holds "
+                   '"auto" values, else deepspeed.')
+@click.option("--world-size", type=click.IntRange(min=1), default=None,
+              help="Data-parallel world size the job runs with (enables the batch-size equation).")
+@click.option("--deepspeed-version", metavar="X.Y.Z", default=None,
+              help="DeepSpeed version to check against [default: the installed one, else 0.19.8].")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="Exit 1 when a finding at or above this severity is reported.")
+@click.option("--select", multiple=True, help="Rules to run (codes, prefixes like ZL2, names; comma-separated).")
+@click.option("--ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated).")
+@click.option("--severity", "severity_overrides", multiple=True, metavar="CODE=LEVEL",
+              help="Override a rule's severity, e.g. --severity ZL401=warning.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the summary line (text format).")
+@click.option("--no-color", is_flag=True, help="Never colour the text output.")
+@click.option("--stdin-filename", default=None, help="Name to report for `-` (stdin).")
+@click.option("--max-bytes", type=click.IntRange(min=1), default=None,
+              help="Largest file to read [default: 16 MiB].")
+@click.option("--max-depth", type=click.IntRange(min=1, max=5000), default=None,
+              help="Deepest nesting to parse [default: 256].")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip when expanding directories.")
+def check(files, formats, output, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
+          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude) -> None:
+    """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
+    from .api import Limits, UnreadableFile, lint_bytes, lint_path
+    from .diagnostics import Severity
+    from .engine import Selection
+    from .files import expand
+    from .versions import Version
+    from .view import Settings
+
+    if deepspeed_version is not None:
+        try:
+            Version(deepspeed_version)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--deepspeed-version") from None
+    select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
+    overrides = _parse_severity_overrides(severity_overrides)
+    _check_rule_codes(select_codes, "--select")
+    _check_rule_codes(ignore_codes, "--ignore")
+    _check_rule_codes(list(overrides), "--severity")
+
+    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size)
+    selection = Selection(select=select_codes, ignore=ignore_codes, severity=overrides)
+    limits = Limits(**{k: v for k, v in (("max_bytes", max_bytes), ("max_depth", max_depth)) if v is not None})
+
+    paths, problems = expand(list(files), list(exclude))
+    unreadable = list(problems)
+    results = []
+    for path in paths:
+        try:
+            if path == "-":
+                data = sys.stdin.buffer.read(limits.max_bytes + 1)
+                results.append(lint_bytes(data, stdin_filename or "<stdin>", settings, selection, limits))
+            else:
+                results.append(lint_path(path, settings, selection, limits))
+        except UnreadableFile as e:
+            unreadable.append(str(e))
+
+    diagnostics = [d for r in results for d in r.diagnostics]
+    documents = {r.path: r.document for r in results if r.document is not None}
+    summary = make_summary(diagnostics, len(results))
+    emit(formats or ("text",), output, diagnostics, documents, summary, quiet=quiet, color=not no_color)
+
+    for msg in unreadable:
+        click.echo(f"zerolint: error: {msg}", err=True)
+    threshold = Severity.parse(fail_on).rank
+    if unreadable:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if any(d.severity.rank >= threshold for d in diagnostics) else EXIT_OK)
+
+
+def make_summary(diagnostics, files: int) -> dict:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    fixable = unsafe = 0
+    for d in diagnostics:
+        counts[d.severity.value] += 1
+        fix = d.fix
+        if fix is not None:
+            fixable += fix.safe
+            unsafe += not fix.safe
+    return {"files": files, "counts": counts, "fixable": fixable, "unsafe_fixable": unsafe}
+
+
+def emit(formats, output, diagnostics, documents, summary, quiet=False, color=True) -> None:
+    """Write each requested format: to --output for the last one when given, else to stdout."""
+    for i, fmt in enumerate(formats):
+        to_file = output is not None and i == len(formats) - 1
+        text = render(fmt, diagnostics, documents, summary, quiet=quiet)
+        if to_file:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        elif fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+            from .reporters.text import print_rich
+
+            print_rich(diagnostics, documents, summary, quiet=quiet)
+        else:
+            click.echo(text, nl=False)
+
+
+def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
+    if fmt == "json":
+        from .reporters.json_format import render as r
+
+        return r(diagnostics, summary)
+    if fmt == "text":
+        from .reporters.text import render as r
+
+        return r(diagnostics, documents, summary, quiet=quiet)
+    import importlib
+
+    try:
+        module = importlib.import_module(f".reporters.{fmt}", __package__)
+    except ImportError:
+        raise click.UsageError(f"format {fmt!r} is not available in this build") from None
+    return module.render(diagnostics, documents, summary)
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+def rules_cmd(fmt) -> None:
+    """List every rule: code, name, default severity, fix, summary."""
+    from .rule import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([
+            {"code": r.code, "name": r.name, "severity": r.severity, "summary": r.summary, "versions": r.versions,
+             "targets": list(r.targets), "fixable": r.fixable, "url": r.url} for r in rules], indent=2))
+        return
+    if fmt == "markdown":
+        click.echo("| code | name | severity | fix | summary |\n| --- | --- | --- | --- | --- |")
+        for r in rules:
+            click.echo(f"| [{r.code}]({r.code}.md) | `{r.name}` | {r.severity} | {r.fixable or ''} | {r.summary} |")
+        return
+    width = max(len(r.name) for r in rules)
+    for r in rules:
+        fix = {"safe": "fix", "unsafe": "fix*", "alternatives": "fix?"}.get(r.fixable or "", "")
+        click.echo(f"{r.code}  {r.name:<{width}}  {r.severity:<7}  {fix:<4}  {r.summary}")
+
+
+@main.command("rule")
+@click.argument("code_or_name")
+def rule_cmd(code_or_name) -> None:
+    """Explain one rule: summary, rationale, bad and good examples, versions, evidence."""
+    from .rule import all_rules, find_rule
+    from .ruledocs import render_rule
+
+    rule = find_rule(code_or_name)
+    if rule is None:
+        from .suggest import closest
+
+        rules = all_rules()
+        hint = closest(code_or_name, [r.code for r in rules] + [r.name for r in rules])
+        raise click.UsageError(f"no rule {code_or_name!r}" + (f"; did you mean {hint}?" if hint else ""))
+    click.echo(render_rule(rule, terminal=True), nl=False)
+
+
+@main.command("schema")
+@click.option("--deepspeed-version", metavar="X.Y.Z", default=None,
+              help="Print the schema of this DeepSpeed version [default: the installed one, else 0.19.8].")
+def schema_cmd(deepspeed_version) -> None:
+    """Print the JSON Schema of the DeepSpeed config (for editors and other validators)."""
+    from importlib import resources
+
+    from .versions import Version, schema_line
+    from .view import default_deepspeed_version
+
+    try:
+        version = Version(deepspeed_version or default_deepspeed_version())
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--deepspeed-version") from None
+    name = f"deepspeed-{schema_line(version)}.json"
+    click.echo(resources.files("zerolint.schemas").joinpath(name).read_text("utf-8"), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,65 @@
+"""Who reads the config, and what each consumer does with a literal "auto".
+
+- `deepspeed`: `deepspeed.initialize(config="ds.json")`. Reads the file with hjson. Inside strict (pydantic)
+  sections a value equal to "auto" is deleted before validation, so the default applies; elsewhere "auto"
+  stays a string and fails later (runtime/config_utils.py:54-56).
+- `hf`: the HF Trainer (`TrainingArguments(deepspeed=...)`). Reads the file with `json.load`, replaces "auto" at
+  a fixed list of keys from the TrainingArguments and the model, then hands DeepSpeed a dict
+  (transformers/integrations/deepspeed.py, `HfTrainerDeepSpeedConfig.trainer_config_process` and
+  `trainer_config_finalize`).
+- `accelerate`: `accelerate launch` with a DeepSpeed plugin. Reads with `json.load` and fills more keys, from the
+  plugin / accelerate config and at `prepare()` time (accelerate/utils/dataclasses.py,
+  `DeepSpeedPlugin.deepspeed_config_process`; accelerate/accelerator.py, `_prepare_deepspeed`).
+"""
+
+from __future__ import annotations
+
+# Pointers whose "auto" the HF Trainer fills.
+HF_FILLS = frozenset(
+    {
+        "/train_micro_batch_size_per_gpu",
+        "/gradient_accumulation_steps",
+        "/train_batch_size",
+        "/gradient_clipping",
+        "/optimizer/params/lr",
+        "/optimizer/params/betas",
+        "/optimizer/params/eps",
+        "/optimizer/params/weight_decay",
+        "/scheduler/params/warmup_min_lr",
+        "/scheduler/params/warmup_max_lr",
+        "/scheduler/params/warmup_num_steps",
+        "/scheduler/params/total_num_steps",
+        "/scheduler/params/cos_min_ratio",
+        "/fp16/enabled",
+        "/bf16/enabled",
+        "/amp/enabled",
+        "/amp/opt_level",
+        # from the model's hidden size, when the model config has one
+        "/zero_optimization/reduce_bucket_size",
+        "/zero_optimization/stage3_prefetch_bucket_size",
+        "/zero_optimization/stage3_param_persistence_threshold",
+    }
+)
+
+# Accelerate fills what the Trainer fills (when used through the Trainer) plus its plugin's fields.
+ACCELERATE_FILLS = HF_FILLS | frozenset(
+    {
+        "/zero_optimization/stage",
+        "/zero_optimization/offload_optimizer/device",
+        "/zero_optimization/offload_param/device",
+        "/zero_optimization/offload_optimizer/nvme_path",
+        "/zero_optimization/offload_param/nvme_path",
+        "/zero_optimization/stage3_gather_16bit_weights_on_model_save",
+    }
+)
+
+FILLS = {"deepspeed": frozenset(), "hf": HF_FILLS, "accelerate": ACCELERATE_FILLS}
+
+DISPLAY = {"deepspeed": "DeepSpeed", "hf": "the HF Trainer", "accelerate": "Accelerate"}
+
+# Readers: DeepSpeed reads a file with hjson; HF and Accelerate read it with json.load and pass a dict.
+READER = {"deepspeed": "hjson", "hf": "json", "accelerate": "json"}
+
+
+def fills_auto(target: str, pointer: str) -> bool:
+    return pointer in FILLS[target]

@@ -1,0 +1,129 @@
+"""Diagnostics: what a rule found, where, and how to fix it. Reporters and the fixer only consume these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+DOCS_BASE = "https://github.com/zerolint/zerolint/blob/main/docs/rules"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+    @classmethod
+    def parse(cls, value: "str | Severity") -> "Severity":
+        try:
+            return cls(value.lower() if isinstance(value, str) else value)
+        except ValueError:
+            raise ValueError(f"unknown severity {value!r} (use error, warning or info)") from None
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets into the original text) with `text`."""
+
+    start: int
+    end: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of edits applied together. `safe` fixes keep the config's meaning for DeepSpeed (or restore the
+    meaning its author evidently intended with no other reading); unsafe ones change behaviour."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+    # When a diagnostic offers alternatives (keep bf16 / keep fp16), `choice` names this one; `--fix` applies a
+    # choice only when asked for it (`--prefer`) or when it is the rule's documented default.
+    choice: str | None = None
+    default: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "applicability": "safe" if self.safe else "unsafe",
+            "choice": self.choice,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Related:
+    """A secondary location, e.g. the first of two duplicate keys."""
+
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    pointer: str = ""
+
+
+@dataclass
+class Diagnostic:
+    file: str
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    pointer: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    help: str | None = None
+    url: str | None = None
+    fixes: list[Fix] = field(default_factory=list)
+    related: list[Related] = field(default_factory=list)
+    start: int = 0  # character offsets of the highlighted span, for the fixer and snippets
+    end: int = 0
+
+    @property
+    def fix(self) -> Fix | None:
+        """The fix `--fix` would apply: the only one, or the documented default among alternatives."""
+        if len(self.fixes) == 1 and self.fixes[0].choice is None:
+            return self.fixes[0]
+        for f in self.fixes:
+            if f.default:
+                return f
+        return None
+
+    def sort_key(self) -> tuple:
+        return (self.file, self.line, self.column, self.code, self.pointer)
+
+    def to_json(self) -> dict[str, Any]:
+        fix = self.fix
+        return {
+            "file": self.file,
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "pointer": self.pointer,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "help": self.help,
+            "url": self.url,
+            "fix": fix.to_json() if fix else None,
+            "alternatives": [f.to_json() for f in self.fixes if f is not fix],
+            "related": [
+                {"message": r.message, "pointer": r.pointer, "line": r.line, "column": r.column,
+                 "end_line": r.end_line, "end_column": r.end_column}
+                for r in self.related
+            ],
+        }

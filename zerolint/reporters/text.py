@@ -1,0 +1,109 @@
+"""`--format text`: ruff-style findings with a source snippet and a caret. Plain text unless `color`."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..diagnostics import Diagnostic
+from ..document import Document
+from . import safe
+
+_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+
+
+def _expand(line: str) -> str:
+    return line.replace("\t", "    ")
+
+
+def _caret_columns(line: str, col: int, end_col: int) -> tuple[int, int]:
+    """Display columns of a 1-based character range in a line whose tabs print as 4 spaces."""
+    before = _expand(line[: col - 1])
+    inside = _expand(line[col - 1: max(end_col - 1, col)])
+    return len(before), max(1, len(inside))
+
+
+def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) -> list[tuple[str, str]]:
+    """Lines of (style, text) for one diagnostic."""
+    sev = d.severity.value
+    out: list[tuple[str, str]] = [
+        ("", f"{safe(d.file)}:{d.line}:{d.column}: "),
+        (_STYLE[sev], f"{sev}"),
+        ("", " "),
+        ("bold", f"{d.code}"),
+        ("", f" [{d.name}] {safe(d.message)}\n"),
+    ]
+    if doc is not None and 1 <= d.line <= doc.line_count:
+        line = doc.line_text(d.line)
+        gutter = len(str(d.end_line if d.end_line == d.line else d.line))
+        end_col = d.end_column if d.end_line == d.line else len(line) + 1
+        start, width = _caret_columns(line, d.column, end_col)
+        text = safe(_expand(line))
+        if len(text) > 200:  # keep minified or huge lines readable
+            lo = max(0, start - 80)
+            text, start = ("…" if lo else "") + text[lo: lo + 160] + "…", start - lo + (1 if lo else 0)
+            width = min(width, 160)
+        pad = " " * gutter
+        out += [
+            ("dim", f" {pad} |\n"),
+            ("dim", f" {d.line:>{gutter}} | "), ("", f"{text}\n"),
+            ("dim", f" {pad} | "), (_STYLE[sev], " " * start + "^" * min(width, max(1, len(text) - start))), ("", "\n"),
+        ]
+    if d.related:
+        for r in d.related:
+            out.append(("dim", f"   = note: {safe(r.message)} at {r.line}:{r.column}\n"))
+    if d.help:
+        out.append(("bold", "   = help: "))
+        out.append(("", f"{safe(d.help)}\n"))
+    alternatives = [f for f in d.fixes if f is not d.fix]
+    fix = d.fix
+    if fix is not None:
+        kind = "fix" if fix.safe else "unsafe fix"
+        out.append(("green", f"   = {kind}: {safe(fix.description)}\n"))
+    for alt in alternatives:
+        out.append(("green", f"   = option ({alt.choice or 'alternative'}): {safe(alt.description)}\n"))
+    if d.url:
+        out.append(("dim", f"   = docs: {d.url}\n"))
+    return out
+
+
+def summary_line(summary: dict) -> str:
+    counts = summary["counts"]
+    parts = [f"{counts[k]} {k}{'s' if counts[k] != 1 else ''}" for k in ("error", "warning", "info") if counts[k]]
+    files = summary["files"]
+    where = f"in {files} file{'s' if files != 1 else ''}"
+    if not parts:
+        return f"All checks passed {where}."
+    line = f"Found {', '.join(parts)} {where}."
+    if summary.get("fixable"):
+        line += f" {summary['fixable']} fixable with --fix."
+    if summary.get("unsafe_fixable"):
+        line += f" {summary['unsafe_fixable']} more with --unsafe-fixes."
+    return line
+
+
+def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
+           quiet: bool = False) -> str:
+    chunks: list[str] = []
+    if not quiet:
+        for d in diagnostics:
+            chunks.append("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
+            chunks.append("\n")
+    chunks.append(summary_line(summary) + "\n")
+    return "".join(chunks)
+
+
+def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
+               quiet: bool = False, stream=None) -> None:
+    """The same text, coloured, for a terminal."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    if not quiet:
+        for d in diagnostics:
+            t = Text()
+            for style, text in format_diagnostic(d, documents.get(d.file), color=True):
+                t.append(text, style=style or None)
+            console.print(t, end="")
+            console.print()
+    console.print(Text(summary_line(summary), style="bold"))

@@ -1,0 +1,120 @@
+"""What a rule is: metadata plus a `check(view)` generator of findings.
+
+A rule lives in one small module under `rules/` (installed as `zerolint.rules`):
+
+    '''Rationale: why this matters, what DeepSpeed does with it. (The docstring is the rule's long docs.)'''
+    from zerolint.rule import Rule
+
+    RULE = Rule(code="ZL123", name="slug-name", severity="error", summary="...", versions=">=0.17.1",
+                evidence="https://github.com/deepspeedai/DeepSpeed/...")
+
+    @RULE.check
+    def check(view):
+        yield view.finding("/pointer", "message", help="how to fix it")
+
+Its bad and good examples live in `fixtures/rules/<CODE>.toml`; they are run as tests and rendered into the
+rule's docs page. The engine finds rules by listing the package; it knows none of them by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+
+from .diagnostics import DOCS_BASE, Fix, Severity
+
+if TYPE_CHECKING:
+    from .view import View
+
+TARGETS = ("deepspeed", "hf", "accelerate")
+
+
+@dataclass
+class Finding:
+    """A rule's raw result; the engine turns it into a located `Diagnostic`."""
+
+    pointer: str
+    message: str
+    help: str | None = None
+    at: str = "key"  # "key" | "value" | "member": which part of the member the caret goes under
+    span: tuple[int, int] | None = None  # explicit character span (parse findings); overrides `at`
+    severity: Severity | None = None  # per-finding severity, when a rule grades its cases
+    fixes: list[Fix] = field(default_factory=list)
+    related: list[tuple[str | tuple[int, int], str]] = field(default_factory=list)  # (pointer or span, message)
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    versions: str = ""  # DeepSpeed versions the rule applies to, e.g. ">=0.19.7"; "" = all
+    evidence: str = ""  # a URL or source citation backing the rule
+    targets: tuple[str, ...] = TARGETS  # consumers the rule applies to
+    fixable: str | None = None  # "safe" | "unsafe" | "alternatives" | None, for docs and `zerolint rules`
+    aliases: tuple[str, ...] = ()  # old codes/names kept working after a rename
+    rationale: str = ""  # filled from the module docstring
+    func: Callable[["View"], Iterable[Finding]] | None = None
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"ZL\d{3}", self.code):
+            raise ValueError(f"rule code {self.code!r} must be ZL followed by three digits")
+        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", self.name):
+            raise ValueError(f"rule name {self.name!r} must be a lower-case slug")
+        Severity.parse(self.severity)
+
+    @property
+    def default_severity(self) -> Severity:
+        return Severity.parse(self.severity)
+
+    @property
+    def url(self) -> str:
+        return f"{DOCS_BASE}/{self.code}.md"
+
+    def check(self, func: Callable[["View"], Iterable[Finding]]) -> Callable[["View"], Iterable[Finding]]:
+        self.func = func
+        return func
+
+    def run(self, view: "View") -> Iterator[Finding]:
+        if self.func is None:
+            raise RuntimeError(f"rule {self.code} has no check function")
+        yield from self.func(view)
+
+
+_REGISTRY: list[Rule] | None = None
+
+
+def all_rules() -> list[Rule]:
+    """Every built-in rule, sorted by code. Imported once per process."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        from . import rules as package
+
+        found: list[Rule] = []
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            rule = getattr(module, "RULE", None)
+            if isinstance(rule, Rule):
+                rule.rationale = (module.__doc__ or "").strip()
+                found.append(rule)
+        codes = [r.code for r in found]
+        names = [r.name for r in found]
+        dupes = {c for c in codes if codes.count(c) > 1} | {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise RuntimeError(f"duplicate rule codes or names: {sorted(dupes)}")
+        _REGISTRY = sorted(found, key=lambda r: r.code)
+    return _REGISTRY
+
+
+def find_rule(code_or_name: str) -> Rule | None:
+    key = code_or_name.strip()
+    for r in all_rules():
+        if key.upper() == r.code or key.lower() == r.name or key in r.aliases or key.upper() in r.aliases:
+            return r
+    return None

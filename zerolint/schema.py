@@ -1,0 +1,245 @@
+"""The generated DeepSpeed JSON Schema (schemas/deepspeed-<line>.json) and the structural walk over it.
+
+The walk interprets the small subset of JSON Schema that scripts/gen_schema.py emits (properties,
+additionalProperties, $ref, anyOf, type, enum, const, minimum/maximum/exclusive*, items, and our
+`x-zerolint-*` annotations). It is not a general validator: it exists so that each kind of structural failure
+becomes its own rule (unknown key, wrong type, not in enum, out of range, fractional integer, removed key)
+with a located message and a did-you-mean, and so that `check` does not pay for importing a general JSON
+Schema library. tests/test_schema_walk.py checks it against `jsonschema` on the corpus and the fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Iterator
+
+from . import pointer as jp
+from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Node
+
+_JSON_TYPES = {OBJECT: "object", ARRAY: "array", STRING: "string", BOOL: "boolean", NULL: "null"}
+
+
+@lru_cache(maxsize=None)
+def load_schema(line: str) -> "Schema":
+    from importlib import resources
+
+    text = resources.files("zerolint.schemas").joinpath(f"deepspeed-{line}.json").read_text("utf-8")
+    return Schema(json.loads(text))
+
+
+@dataclass
+class SchemaIssue:
+    kind: str  # unknown-key | removed-key | type | enum | range | not-integer
+    pointer: str
+    node: Node
+    section: str  # pointer of the object the key lives in
+    unknown: str = ""  # for unknown keys: "rejected" | "ignored" | "rejected_at_init"
+    schema: dict[str, Any] | None = None  # the property schema that failed
+    expected: str = ""  # human description of what is accepted
+    known_keys: tuple[str, ...] = ()
+
+
+class Schema:
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.defs: dict[str, Any] = raw.get("$defs", {})
+
+    @property
+    def deepspeed_version(self) -> str:
+        return self.raw.get("x-zerolint", {}).get("deepspeed_version", "")
+
+    def resolve(self, s: Any) -> Any:
+        seen = 0
+        while isinstance(s, dict) and "$ref" in s and seen < 32:
+            ref = s["$ref"]
+            if not ref.startswith("#/$defs/"):
+                raise ValueError(f"unsupported $ref {ref!r}")
+            s = self.defs[jp.unescape(ref[len("#/$defs/"):])]
+            seen += 1
+        return s
+
+    def object_schema(self, s: Any) -> dict[str, Any] | None:
+        """The object schema inside `s` (directly, via $ref, or as one branch of anyOf), if any."""
+        s = self.resolve(s)
+        if not isinstance(s, dict):
+            return None
+        if "properties" in s or s.get("type") == "object" or "x-zerolint-unknown" in s:
+            return s
+        for branch in s.get("anyOf", ()) + s.get("oneOf", ()):
+            found = self.object_schema(branch)
+            if found is not None:
+                return found
+        return None
+
+    def at(self, pointer: str) -> dict[str, Any] | None:
+        """The (resolved) schema of the value at a pointer, following properties and items."""
+        s: Any = self.raw
+        for token in jp.split(pointer):
+            obj = self.object_schema(s)
+            if obj is not None and token in obj.get("properties", {}):
+                s = self.resolve(obj["properties"][token])
+                continue
+            arr = self.resolve(s)
+            if isinstance(arr, dict) and "items" in arr and token.isdigit():
+                s = self.resolve(arr["items"])
+                continue
+            return None
+        return self.resolve(s)
+
+    def section(self, pointer: str) -> dict[str, Any] | None:
+        s = self.at(pointer)
+        return self.object_schema(s) if s is not None else None
+
+    def keys(self, pointer: str) -> tuple[str, ...]:
+        sec = self.section(pointer)
+        return tuple(sec.get("properties", {})) if sec else ()
+
+    def unknown_policy(self, pointer: str) -> str | None:
+        sec = self.section(pointer)
+        if sec is None:
+            return None
+        if sec.get("additionalProperties") is False:
+            return "rejected"
+        return sec.get("x-zerolint-unknown", "ignored")
+
+    def all_sections(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(pointer, object schema) for every object section reachable from the root, depth first."""
+        stack: list[tuple[str, Any, int]] = [("", self.raw, 0)]
+        while stack:
+            ptr, s, depth = stack.pop()
+            obj = self.object_schema(s)
+            if obj is None or depth > 8:
+                continue
+            yield ptr, obj
+            for key, sub in reversed(list(obj.get("properties", {}).items())):
+                stack.append((jp.join(ptr, key), sub, depth + 1))
+
+    # -- the structural walk -------------------------------------------------------------------------------------
+    def walk(self, root: Node, skip_value: Any = None) -> list[SchemaIssue]:
+        """Structural issues in a document. `skip_value(node)` returns True for values the walk must leave to
+        other rules (a literal "auto")."""
+        issues: list[SchemaIssue] = []
+        self._walk_object(root, self.raw, issues, skip_value or (lambda n: False))
+        return issues
+
+    def _walk_object(self, node: Node, s: Any, issues: list[SchemaIssue], skip: Any) -> None:
+        obj = self.object_schema(s)
+        if obj is None or node.kind != OBJECT:
+            return
+        props = obj.get("properties", {})
+        strict = obj.get("additionalProperties") is False
+        for m in node.members or ():
+            sub = props.get(m.key)
+            if sub is None:
+                issues.append(SchemaIssue("unknown-key", m.pointer, m.value, node.pointer,
+                                          unknown="rejected" if strict else obj.get("x-zerolint-unknown", "ignored"),
+                                          known_keys=tuple(props)))
+                continue
+            sub_r = self.resolve(sub)
+            if isinstance(sub_r, dict) and "x-zerolint-removed-in" in sub_r:
+                issues.append(SchemaIssue("removed-key", m.pointer, m.value, node.pointer, schema=sub_r))
+                continue
+            self._walk_value(m.value, sub, issues, skip, node.pointer)
+
+    def _walk_value(self, node: Node, s: Any, issues: list[SchemaIssue], skip: Any, section: str) -> None:
+        if skip(node):
+            return
+        problem = self.mismatch(node, s)
+        if problem is not None:
+            kind, expected = problem
+            issues.append(SchemaIssue(kind, node.pointer, node, section, schema=self.resolve(s), expected=expected))
+            return
+        if node.kind == OBJECT:
+            self._walk_object(node, s, issues, skip)
+        elif node.kind == ARRAY:
+            items = self._items_schema(s, node)
+            if items is not None:
+                for item in node.items or ():
+                    self._walk_value(item, items, issues, skip, node.pointer)
+
+    def _items_schema(self, s: Any, node: Node) -> Any:
+        s = self.resolve(s)
+        if not isinstance(s, dict):
+            return None
+        if "items" in s:
+            return s["items"]
+        for branch in s.get("anyOf", ()):
+            b = self.resolve(branch)
+            if isinstance(b, dict) and "items" in b:
+                return b["items"]
+        return None
+
+    def mismatch(self, node: Node, s: Any) -> tuple[str, str] | None:
+        """None when `node` fits schema `s`, else (kind, what is expected)."""
+        s = self.resolve(s)
+        if s is True or not isinstance(s, dict):
+            return None
+        if s is False or "not" in s and s["not"] == {}:
+            return ("type", "nothing (this key is not accepted)")
+        branches = s.get("anyOf") or s.get("oneOf")
+        if branches:
+            results = [self.mismatch(node, b) for b in branches]
+            if any(r is None for r in results):
+                return None
+            # Report the most specific failure: a branch whose type matched but whose constraint failed.
+            for r in results:
+                if r and r[0] in ("enum", "range", "not-integer"):
+                    return r
+            return ("type", " or ".join(dict.fromkeys(r[1] for r in results if r)))
+        if "const" in s:
+            return None if _same(node.value, s["const"]) and node.kind not in (OBJECT, ARRAY) else (
+                "enum", json.dumps(s["const"]))
+        types = s.get("type")
+        if types is not None:
+            tlist = [types] if isinstance(types, str) else list(types)
+            if not _type_ok(node, tlist):
+                if "integer" in tlist and node.kind == NUMBER and not _is_integral(node.value):
+                    return ("not-integer", "an integer (a whole number)")
+                return ("type", " or ".join(_describe_type(t) for t in tlist))
+        if "enum" in s and node.kind not in (OBJECT, ARRAY):
+            if not any(_same(node.value, e) for e in s["enum"]):
+                return ("enum", "one of " + ", ".join(json.dumps(e) for e in s["enum"]))
+        if node.kind == NUMBER and isinstance(node.value, (int, float)):
+            v = node.value
+            for key, ok, word in (
+                ("minimum", lambda a, b: a >= b, ">="), ("maximum", lambda a, b: a <= b, "<="),
+                ("exclusiveMinimum", lambda a, b: a > b, ">"), ("exclusiveMaximum", lambda a, b: a < b, "<"),
+            ):
+                if key in s and not ok(v, s[key]):
+                    return ("range", f"a number {word} {_fmt(s[key])}")
+        return None
+
+
+def _is_integral(v: Any) -> bool:
+    return isinstance(v, int) or (isinstance(v, float) and v == v and v not in (float("inf"), float("-inf"))
+                                  and v.is_integer())
+
+
+def _type_ok(node: Node, types: list[str]) -> bool:
+    for t in types:
+        if t == "number" and node.kind == NUMBER:
+            return True
+        if t == "integer" and node.kind == NUMBER and _is_integral(node.value):
+            return True
+        if _JSON_TYPES.get(node.kind) == t:
+            return True
+    return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b
+
+
+def _describe_type(t: str) -> str:
+    return {"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string",
+            "object": "an object", "array": "a list", "null": "null"}.get(t, t)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)

@@ -1,0 +1,80 @@
+"""DeepSpeed versions: parse, compare, match a rule's version range, find the installed one without importing it."""
+
+from __future__ import annotations
+
+import re
+from functools import total_ordering
+
+DEFAULT_DEEPSPEED_VERSION = "0.19.8"
+# Minor lines we ship a generated schema for (schemas/deepspeed-<line>.json).
+SCHEMA_LINES = ("0.16", "0.17", "0.18", "0.19")
+
+
+@total_ordering
+class Version:
+    __slots__ = ("parts", "text")
+
+    def __init__(self, text: str) -> None:
+        m = re.match(r"^\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text))
+        if not m:
+            raise ValueError(f"not a version: {text!r} (expected X.Y.Z, e.g. 0.19.8)")
+        self.parts = tuple(int(p or 0) for p in m.groups())
+        self.text = ".".join(map(str, self.parts))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Version) and self.parts == other.parts
+
+    def __lt__(self, other: "Version") -> bool:
+        return self.parts < other.parts
+
+    def __hash__(self) -> int:
+        return hash(self.parts)
+
+    def __repr__(self) -> str:
+        return f"Version({self.text!r})"
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def line(self) -> str:
+        return f"{self.parts[0]}.{self.parts[1]}"
+
+
+def matches(version: Version, spec: str) -> bool:
+    """'>=0.19.7', '<0.17.1', '>=0.15,<0.19.7' or '' / '*' (any)."""
+    spec = spec.strip()
+    if spec in ("", "*"):
+        return True
+    for clause in spec.split(","):
+        m = re.match(r"^\s*(>=|<=|==|!=|>|<)\s*([\d.]+)\s*$", clause)
+        if not m:
+            raise ValueError(f"bad version range {spec!r}")
+        op, other = m.group(1), Version(m.group(2))
+        ok = {
+            ">=": version >= other, "<=": version <= other, ">": version > other, "<": version < other,
+            "==": version == other, "!=": version != other,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def installed_deepspeed() -> str | None:
+    """The installed deepspeed's version from package metadata (never imports deepspeed)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("deepspeed")
+    except PackageNotFoundError:
+        return None
+
+
+def schema_line(version: Version) -> str:
+    """The schema line that describes `version`: its own, else the nearest one we ship."""
+    if version.line in SCHEMA_LINES:
+        return version.line
+    lines = [Version(x) for x in SCHEMA_LINES]
+    return (lines[0] if version < lines[0] else lines[-1]).line

@@ -1,0 +1,289 @@
+"""What a consumer really sees in a config: the one place that knows DeepSpeed's semantics.
+
+Rules ask the view (effective ZeRO stage, precision, offload devices, what "auto" means here, which
+sections are strict, which defaults apply to this DeepSpeed version); they never re-derive them.
+
+Facts encoded here are from the DeepSpeed 0.19.8 source unless a version gate says otherwise:
+- "auto" in a strict (pydantic) section is deleted before validation: the default applies
+  (runtime/config_utils.py:54-56). fp16/bf16 became strict in 0.17.1; before that "auto" was truthy
+  (v0.17.0 runtime/config.py: `get_fp16_enabled` returned the raw value).
+- `bfloat16` is read only when `bf16` is absent or null (runtime/precision_config.py:34-38).
+- `zero_optimization` may be a bool (legacy: true means stage 1, zero/config.py:60-75).
+- Deprecated `cpu_offload`/`cpu_offload_param` set the offload blocks to cpu (zero/config.py:188-220).
+- Offload blocks default to device "none" (zero/offload_config.py:24, 58).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Any
+
+from . import consumers
+from . import pointer as jp
+from .diagnostics import Severity
+from .document import NUMBER, OBJECT, STRING, Document, Node
+from .rule import Finding
+from .schema import Schema, SchemaIssue, load_schema
+from .versions import DEFAULT_DEEPSPEED_VERSION, Version, installed_deepspeed, matches, schema_line
+
+MISSING: Any = object()
+
+# Defaults that changed inside a schema line (the schema carries the line's newest default).
+# pointer pattern -> list of (first version with the new default, old default, new default)
+DEFAULT_DRIFT: dict[str, list[tuple[str, Any, Any]]] = {
+    "/gradient_clipping": [("0.19.3", 0.0, 1.0)],  # PR #8068
+    "/zero_optimization/offload_optimizer/pin_memory": [("0.19.5", False, True)],  # PR #8207
+    "/zero_optimization/offload_param/pin_memory": [("0.19.5", False, True)],
+}
+
+ZERO = "/zero_optimization"
+
+
+@dataclass
+class Settings:
+    """What the user asked for; the view resolves it against the document."""
+
+    target: str = "auto"  # deepspeed | hf | accelerate | auto
+    deepspeed_version: str | None = None  # None: installed deepspeed, else DEFAULT_DEEPSPEED_VERSION
+    world_size: int | None = None
+
+
+class View:
+    def __init__(self, doc: Document, settings: Settings | None = None) -> None:
+        self.doc = doc
+        self.settings = settings or Settings()
+        self.version = Version(self.settings.deepspeed_version or default_deepspeed_version())
+        self.world_size = self.settings.world_size
+        self.target_requested = self.settings.target
+        self.target = self._resolve_target()
+
+    # -- who is reading ---------------------------------------------------------------------------------------
+    def _resolve_target(self) -> str:
+        if self.target_requested != "auto":
+            return self.target_requested
+        return "hf" if self.auto_nodes else "deepspeed"
+
+    @property
+    def consumer(self) -> str:
+        """Display name of the target: 'DeepSpeed', 'the HF Trainer', 'Accelerate'."""
+        return consumers.DISPLAY[self.target]
+
+    @property
+    def raw_deepspeed(self) -> bool:
+        return self.target == "deepspeed"
+
+    def since(self, spec: str) -> bool:
+        """True when the target DeepSpeed version matches `spec` (e.g. '>=0.19.7')."""
+        return matches(self.version, spec)
+
+    # -- the document -----------------------------------------------------------------------------------------
+    @property
+    def root(self) -> Node | None:
+        r = self.doc.root
+        return r if r is not None and r.kind == OBJECT else None
+
+    def node(self, pointer: str) -> Node | None:
+        return self.doc.node(pointer) if self.root is not None else None
+
+    def has(self, pointer: str) -> bool:
+        return self.node(pointer) is not None
+
+    def value(self, pointer: str, default: Any = None) -> Any:
+        n = self.node(pointer)
+        return default if n is None else n.to_python()
+
+    def members(self, pointer: str) -> list:
+        n = self.node(pointer)
+        return list(n.members or ()) if n is not None and n.kind == OBJECT else []
+
+    @cached_property
+    def auto_nodes(self) -> list[Node]:
+        """Every value that is the string "auto" (any case) — placeholders for HF/Accelerate to fill."""
+        if self.doc.root is None:
+            return []
+        return [n for n in self.doc.root.walk() if n.kind == STRING and isinstance(n.value, str)
+                and n.value.strip().lower() == "auto"]
+
+    @staticmethod
+    def is_auto(node: Node | None) -> bool:
+        return node is not None and node.kind == STRING and node.value == "auto"
+
+    def fills_auto(self, pointer: str) -> bool:
+        """Whether the target consumer replaces an "auto" at this pointer before DeepSpeed sees it."""
+        return consumers.fills_auto(self.target, pointer)
+
+    def number(self, node: Node | None) -> int | float | None:
+        """A numeric value as this consumer gets it: hjson (DeepSpeed reading a file) makes an integral
+        `5e8` or `2.0` an int; json (HF, Accelerate) keeps it a float."""
+        if node is None or node.kind != NUMBER or isinstance(node.value, bool):
+            return None
+        v = node.value
+        if self.raw_deepspeed and isinstance(v, float) and v.is_integer() and abs(v) < 1e10:
+            return int(v)
+        return v
+
+    # -- schema -----------------------------------------------------------------------------------------------
+    @cached_property
+    def schema(self) -> Schema:
+        return load_schema(schema_line(self.version))
+
+    def strictness(self, pointer: str) -> str | None:
+        """'rejected' (strict: unknown keys fail at parse), 'ignored' (lax), 'rejected_at_init', or None."""
+        return self.schema.unknown_policy(pointer)
+
+    def is_strict(self, pointer: str) -> bool:
+        return self.strictness(pointer) == "rejected"
+
+    @cached_property
+    def schema_issues(self) -> list[SchemaIssue]:
+        if self.root is None:
+            return []
+        return self.schema.walk(self.root, skip_value=lambda n: n.kind == STRING and n.value.lower() == "auto")
+
+    def issues(self, kind: str) -> list[SchemaIssue]:
+        return [i for i in self.schema_issues if i.kind == kind]
+
+    def prop_schema(self, pointer: str) -> dict[str, Any] | None:
+        return self.schema.at(pointer)
+
+    def default(self, pointer: str) -> Any:
+        for since, old, new in DEFAULT_DRIFT.get(pointer, ()):
+            return new if self.since(f">={since}") else old
+        s = self.schema.at(pointer)
+        return s.get("default", MISSING) if isinstance(s, dict) else MISSING
+
+    # -- ZeRO -------------------------------------------------------------------------------------------------
+    @property
+    def zero(self) -> Node | None:
+        n = self.node(ZERO)
+        return n if n is not None and n.kind == OBJECT else None
+
+    def zero_field(self, name: str) -> Node | None:
+        """A zero_optimization field under either of its names (e.g. `stage3_prefetch_bucket_size` or
+        `prefetch_bucket_size`); the alias wins when both are given, as in pydantic."""
+        z = self.zero
+        if z is None:
+            return None
+        props = (self.schema.section(ZERO) or {}).get("properties", {})
+        canonical = props.get(name, {}).get("x-zerolint-alias-of", name)
+        aliases = props.get(canonical, {}).get("x-zerolint-aliases", [])
+        for key in [*aliases, canonical]:  # pydantic reads the alias first
+            if z.get(key) is not None:
+                return z.get(key)
+        return None
+
+    @cached_property
+    def zero_stage(self) -> int | None:
+        """The ZeRO stage DeepSpeed will run, or None when it is decided at run time (filled "auto") or the value
+        is invalid (a structural rule reports that)."""
+        z = self.node(ZERO)
+        if z is None:
+            return 0
+        if z.kind == "boolean":
+            return 1 if z.value else 0
+        if z.kind != OBJECT:
+            return None
+        stage = z.get("stage")
+        if stage is None:
+            return 0
+        if self.is_auto(stage):
+            return None if self.fills_auto(stage.pointer) else 0
+        return coerce_stage(stage)
+
+    def stage_is(self, *stages: int) -> bool:
+        return self.zero_stage in stages
+
+    def offload_device(self, which: str) -> str | None:
+        """'none' | 'cpu' | 'nvme' for which in ('optimizer', 'param'); None when filled at run time or invalid."""
+        block = self.node(f"{ZERO}/offload_{which}")
+        legacy = self.node(f"{ZERO}/cpu_offload" if which == "optimizer" else f"{ZERO}/cpu_offload_param")
+        if (block is None or block.kind == "null") and legacy is not None and legacy.value is True:
+            return "cpu"
+        if block is None or block.kind == "null":
+            return "none"
+        if block.kind != OBJECT:
+            return None
+        dev = block.get("device")
+        if dev is None:
+            return "none"
+        if self.is_auto(dev):
+            return None if self.fills_auto(dev.pointer) else "none"
+        return dev.value if dev.value in ("none", "cpu", "nvme") else None
+
+    def offloads(self, which: str) -> bool:
+        return self.offload_device(which) in ("cpu", "nvme")
+
+    # -- precision ----------------------------------------------------------------------------------------------
+    def _enabled(self, section: str) -> bool | None:
+        node = self.node(section)
+        if node is None or node.kind != OBJECT:
+            return False
+        en = node.get("enabled")
+        if en is None:
+            return False
+        if self.is_auto(en):
+            if self.fills_auto(en.pointer):
+                return None
+            # Strict since 0.17.1: "auto" is dropped, so the section is off; before that the raw string was
+            # truthy and switched it on.
+            return not self.since(">=0.17.1")
+        if en.kind == "boolean":
+            return en.value
+        if en.kind == NUMBER:
+            return bool(en.value)
+        return None
+
+    @property
+    def bf16_section(self) -> str:
+        """Which key DeepSpeed reads bf16 settings from: `bf16`, or the legacy `bfloat16` when `bf16` is absent."""
+        b = self.node("/bf16")
+        if (b is None or b.kind == "null") and self.has("/bfloat16"):
+            return "/bfloat16"
+        return "/bf16"
+
+    @property
+    def fp16_enabled(self) -> bool | None:
+        return self._enabled("/fp16")
+
+    @property
+    def bf16_enabled(self) -> bool | None:
+        return self._enabled(self.bf16_section)
+
+    @property
+    def precision(self) -> str | None:
+        """'fp16' | 'bf16' | 'fp32', or None when decided at run time."""
+        fp16, bf16 = self.fp16_enabled, self.bf16_enabled
+        if fp16 is None or bf16 is None:
+            return None
+        return "fp16" if fp16 else "bf16" if bf16 else "fp32"
+
+    # -- building findings --------------------------------------------------------------------------------------
+    def finding(self, pointer: str, message: str, *, help: str | None = None, at: str = "key",
+                severity: Severity | str | None = None, fixes: list | None = None,
+                related: list | None = None, span: tuple[int, int] | None = None) -> Finding:
+        return Finding(pointer=pointer, message=message, help=help, at=at, span=span,
+                       severity=Severity.parse(severity) if severity is not None else None,
+                       fixes=list(fixes or ()), related=list(related or ()))
+
+    def path(self, pointer: str) -> str:
+        """A pointer as people write config paths: '/zero_optimization/stage' -> 'zero_optimization.stage'."""
+        return ".".join(jp.split(pointer)) or "(top level)"
+
+
+@lru_cache(maxsize=1)
+def default_deepspeed_version() -> str:
+    """The installed deepspeed's version (package metadata, no import), else the newest we know."""
+    return installed_deepspeed() or DEFAULT_DEEPSPEED_VERSION
+
+
+def coerce_stage(node: Node) -> int | None:
+    """The stage pydantic would accept: 0-3 as int, integral float, numeric string, or bool (True -> 1)."""
+    v = node.value
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)) and float(v).is_integer() and 0 <= v <= 3:
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("+").isdigit() and 0 <= int(v) <= 3:
+        return int(v)
+    return None
