@@ -22,22 +22,22 @@ def check(view):
     ours = next((n for n in doc.notes if n.kind == "syntax-error"), None)
     if doc.hjson_error is None and ours is None:
         return  # hjson reads it: anything json rejects is hjson-only syntax (ZL002)
-    # (offset, end, what) for every reader that gave up; the earliest is where the user should look first.
-    stops = []
-    if ours is not None:
-        stops.append((ours.start, max(ours.end, ours.start + 1), ours.message))
-    for err, who in ((doc.json_error, "json.load (HF Trainer, Accelerate)"), (doc.hjson_error, "DeepSpeed's hjson reader")):
-        if err is not None:
-            stops.append((err.offset, err.offset + 1, f"{err.message} ({who})"))
-    start, end, what = min(stops, key=lambda s: s[0])
-    readers = []
-    for err, who in ((doc.hjson_error, "DeepSpeed's hjson reader"), (doc.json_error, "json.load")):
-        if err is not None:
-            line, col = doc.position(err.offset)
-            readers.append(f"{who} stops at {line}:{col}")
+    # Where each real reader gave up; the earliest is where the user should look first.
+    stops = [(err.offset, f"{err.message} ({who})")
+             for err, who in ((doc.json_error, "json.load"), (doc.hjson_error, "DeepSpeed's hjson reader"))
+             if err is not None]
+    if not stops:  # pragma: no cover - our parser stopped where both readers went on
+        stops = [(ours.start, ours.message)]
+    start, what = min(stops, key=lambda s: s[0])
     message = f"syntax error: {what}"
-    if readers:
-        message += "; " + ", ".join(readers)
-    yield view.finding("", message, span=(start, end),
+    others = [f"{who} stops {'here too' if err.offset == start else 'at ' + ':'.join(map(str, doc.position(err.offset)))}"
+              for err, who in ((doc.hjson_error, "DeepSpeed's hjson reader"), (doc.json_error, "json.load"))
+              if err is not None and f"({who})" not in what]
+    if others:
+        message += "; " + ", ".join(others)
+    related = []
+    if ours is not None and abs(ours.start - start) > 1:
+        related.append(((ours.start, max(ours.end, ours.start + 1)), ours.message))
+    yield view.finding("", message, span=(start, start + 1), related=related,
                        help="fix the syntax here; zerolint checked only what comes before the error"
                        if doc.fatal else "fix the syntax here")
