@@ -161,6 +161,8 @@ def main(argv=None) -> int:
 DIRECTIVES = ("@since", "@until", "@variants", "@model", "@section", "@removed", "@note")
 # JSON-Schema keywords that describe the *type* of a value (kept when wrapping in anyOf for "auto")
 ANNOTATION_KEYS = {"description", "default", "deprecated", "title", "$comment", "examples"}
+KEY_ORDER = ("$ref", "type", "enum", "const", "format", "minimum", "exclusiveMinimum", "maximum",
+             "exclusiveMaximum", "items", "additionalProperties")
 DEPRECATION_KEYS = ("deprecated", "new_param", "new_param_fn", "set_new_param", "deprecated_msg")
 
 
@@ -283,7 +285,7 @@ class Builder:
         self.C = curated
         self.defs = {}  # name -> schema
         self.def_classes = {}  # name -> class
-        self._pending = []
+        self.removed_seen = set()
 
     # -- version gates -----------------------------------------------------------------------------
     def gate(self, node: dict) -> bool:
@@ -331,8 +333,16 @@ class Builder:
             def callable_schema(self, schema):
                 return {"not": {}, "x-zerolint-python-type": "callable"}
 
-        return cls.model_json_schema(by_alias=False, ref_template="#/$defs/{model}", schema_generator=Gen,
-                                     mode="validation")
+        import functools
+        import pydantic.json_schema as pjs
+        orig = pjs.to_jsonable_python
+        # json_schema_extra carries DeepSpeed's new_param_fn lambdas; serialise them as repr (then dropped)
+        pjs.to_jsonable_python = functools.partial(orig, fallback=repr)
+        try:
+            return cls.model_json_schema(by_alias=False, ref_template="#/$defs/{model}", schema_generator=Gen,
+                                         mode="validation")
+        finally:
+            pjs.to_jsonable_python = orig
 
     def convert(self, node, pdefs: dict, section: str, field: str):
         """pydantic property schema -> our type schema (enums inlined, model refs mapped, titles dropped)."""
@@ -363,7 +373,8 @@ class Builder:
             for i in out["anyOf"]:
                 types += i["type"] if isinstance(i["type"], list) else [i["type"]]
             out = {"type": list(dict.fromkeys(types))}
-        return out
+        first = [k for k in KEY_ORDER if k in out]
+        return {k: out[k] for k in first + [k for k in out if k not in first]}
 
     def find_model(self, pyd_name: str):
         for cls in self._model_candidates:
@@ -389,9 +400,9 @@ class Builder:
         walk(cls)
         return seen
 
-    def coerces(self, annotation, type_schema: dict) -> list:
-        """JSON types that pydantic (lax mode) coerces into this field: verified by validating a probe value."""
-        from pydantic import TypeAdapter
+    def coerces(self, cls, name: str, type_schema: dict) -> list:
+        """JSON types that DeepSpeed's model (pydantic lax mode + its validators) accepts for this field besides
+        the declared ones: verified by constructing the model with only that field set to a probe value."""
         t = type_schema.get("type")
         types = t if isinstance(t, list) else [t] if t else []
         if not types or set(types) - {"boolean", "integer", "number", "string", "null"}:
@@ -400,22 +411,21 @@ class Builder:
             return []
         probes = {"boolean": {"string": "true", "integer": 1}, "integer": {"string": "1", "boolean": True},
                   "number": {"string": "1.5", "boolean": True}}
-        try:
-            ta = TypeAdapter(annotation)
-        except Exception:
-            return []
         found = []
-        for base in types:
-            for jtype, probe in probes.get(base, {}).items():
-                if jtype in types or jtype in found:
-                    continue
-                if jtype == "boolean" and "integer" in types and base == "number":
-                    continue
-                try:
-                    ta.validate_python(probe)
-                except Exception:
-                    continue
-                found.append(jtype)
+        import logging
+        logging.disable(logging.CRITICAL)
+        try:
+            for base in types:
+                for jtype, probe in probes.get(base, {}).items():
+                    if jtype in types or jtype in found or (jtype == "integer" and "number" in types):
+                        continue
+                    try:
+                        cls(**{name: probe})
+                    except Exception:
+                        continue
+                    found.append(jtype)
+        finally:
+            logging.disable(logging.NOTSET)
         return sorted(found)
 
     def model_def(self, cls, section: str) -> dict:
@@ -429,8 +439,8 @@ class Builder:
         docs = field_docstrings(cls)
         strict = cls.model_config.get("extra") == "forbid"
         out = {}
-        desc = first_paragraph(cls.__doc__) if cls.__doc__ and "pydantic" not in (cls.__doc__ or "") else None
-        if desc and cls.__doc__ != getattr(cls.__mro__[1], "__doc__", None):
+        desc = first_paragraph(cls.__dict__.get("__doc__"))
+        if desc:
             out["description"] = desc
         out["type"] = "object"
         props = {}
@@ -454,6 +464,10 @@ class Builder:
                     prop["default"] = to_json_value(f.default)
                 except ValueError:
                     pass
+            if "x-zerolint-python-type" in type_schema:
+                prop["description"] = (prop.get("description", "") + " Python object only (" +
+                                       type_schema["x-zerolint-python-type"] + "): every JSON value is rejected "
+                                       "(a literal \"auto\" is dropped).").strip()
             prop.update(type_schema)
             extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
             if extra.get("deprecated"):
@@ -464,7 +478,7 @@ class Builder:
                     prop["x-zerolint-deprecated-msg"] = extra["deprecated_msg"]
                 if extra.get("new_param") and extra.get("set_new_param", True) is False:
                     prop["x-zerolint-sets-new-param"] = False
-            co = self.coerces(f.annotation, type_schema)
+            co = self.coerces(cls, name, type_schema)
             if co:
                 prop["x-zerolint-coerces"] = co
             alias = f.alias if f.alias and f.alias != name else None
@@ -524,10 +538,11 @@ class Builder:
             prop.clear()
             prop.update(new)
 
-    def resolve(self, node, path: str):
-        """Curated node -> schema, honouring @-directives. Returns None when gated out."""
+    def resolve(self, node, path: str, prop: bool = True):
+        """Curated node -> schema, honouring @-directives. Returns None when gated out. ``prop``: the node is
+        the schema of the property at ``path`` (overlays apply), not a sub-schema of it."""
         if isinstance(node, list):
-            return [self.resolve(n, path) for n in node]
+            return [self.resolve(n, path, False) for n in node]
         if not isinstance(node, dict):
             return node
         if not self.gate(node):
@@ -537,11 +552,12 @@ class Builder:
                 if self.gate(variant):
                     merged = {k: v for k, v in node.items() if k != "@variants"}
                     merged.update({k: v for k, v in variant.items() if k not in ("@since", "@until")})
-                    return self.resolve(merged, path)
+                    return self.resolve(merged, path, prop)
             return None
         if "@removed" in node:
             rem = node["@removed"]
             if self.vt >= vtuple(rem["in"]):
+                self.removed_seen.add(path)
                 return {"description": f"Removed in DeepSpeed {rem['in']}: {rem['msg']}", "deprecated": True,
                         "x-zerolint-removed-in": rem["in"], "not": {}}
             node = {k: v for k, v in node.items() if k != "@removed"}
@@ -549,8 +565,10 @@ class Builder:
             cls = self.import_obj(node["@model"])
             ref = self.ref_for(cls, path)
             rest = {k: v for k, v in node.items() if not k.startswith("@")}
-            return finalize_prop({**{k: rest[k] for k in ("description", "default") if k in rest}, **ref,
-                                  **{k: v for k, v in rest.items() if k not in ("description", "default")}})
+            out = {k: rest[k] for k in ("description", "default") if k in rest}
+            out.update(ref)
+            out.update({k: v for k, v in rest.items() if k not in out})
+            return finalize_prop(out)
         out = {}
         for k, v in node.items():
             if k.startswith("@"):
@@ -563,9 +581,9 @@ class Builder:
                         props[pk] = r
                 out[k] = props
             elif k in ("anyOf", "oneOf", "allOf", "prefixItems"):
-                out[k] = [x for x in (self.resolve(i, path) for i in v) if x is not None]
+                out[k] = [x for x in (self.resolve(i, path, False) for i in v) if x is not None]
             elif k in ("items", "additionalProperties", "not") and isinstance(v, dict):
-                out[k] = self.resolve(v, path)
+                out[k] = self.resolve(v, path, False)
             else:
                 out[k] = v
         section = node.get("@section")
@@ -574,9 +592,8 @@ class Builder:
             out.setdefault("properties", {})
             out["x-zerolint-unknown"] = {"lax": "ignored", "init": "rejected_at_init"}[section]
             out["x-zerolint-section"] = path
-        if path and "." not in path or section is None:
-            pass
-        self.apply_overlay(out, path, strict=False)
+        if prop:
+            self.apply_overlay(out, path, strict=False)
         return out
 
 
@@ -615,6 +632,15 @@ def build_schema(line: str) -> dict:
         "x-zerolint-unknown": "ignored",
         "$defs": {k: b.defs[k] for k in sorted(b.defs)},
     }
+    # every key DeepSpeed itself rejects as removed must have a removed stub in the curated part
+    import deepspeed.runtime.config as ds_config
+    ds_removed = set(getattr(ds_config, "_REMOVED_TOP_LEVEL_CONFIG_KEYS", {}))
+    ds_removed |= {f"zero_optimization.{k}" for k in getattr(ds_config, "_REMOVED_ZERO_CONFIG_KEYS", {})}
+    missing = ds_removed - b.removed_seen
+    extra = b.removed_seen - ds_removed
+    if missing or extra:
+        raise SystemExit(f"gen_schema: curated removed keys disagree with DeepSpeed {full}: "
+                         f"missing {sorted(missing)}, not removed in DeepSpeed {sorted(extra)}")
     return schema
 
 

@@ -98,18 +98,34 @@ def all_rules() -> list[Rule]:
         for info in pkgutil.iter_modules(package.__path__):
             if info.name.startswith("_"):
                 continue
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            try:
+                module = importlib.import_module(f"{package.__name__}.{info.name}")
+            except Exception as exc:  # a broken rule module must not take every other rule down
+                found.append(_broken(info.name, exc))
+                continue
             rule = getattr(module, "RULE", None)
             if isinstance(rule, Rule):
                 rule.rationale = (module.__doc__ or "").strip()
                 found.append(rule)
-        codes = [r.code for r in found]
+        codes = [r.code for r in found if r.code != "ZL000"]
         names = [r.name for r in found]
         dupes = {c for c in codes if codes.count(c) > 1} | {n for n in names if names.count(n) > 1}
         if dupes:
             raise RuntimeError(f"duplicate rule codes or names: {sorted(dupes)}")
         _REGISTRY = sorted(found, key=lambda r: r.code)
     return _REGISTRY
+
+
+def _broken(module: str, exc: Exception) -> Rule:
+    """Stands in for a rule module that failed to import; running it yields an internal-error diagnostic."""
+    rule = Rule(code="ZL000", name=f"broken-{module.replace('_', '-').lower()}", severity="error",
+                summary=f"rule module {module} failed to import", evidence=f"{type(exc).__name__}: {exc}")
+
+    def check(view):
+        raise RuntimeError(f"rule module {module} failed to import: {type(exc).__name__}: {exc}")
+
+    rule.func = check
+    return rule
 
 
 def find_rule(code_or_name: str) -> Rule | None:

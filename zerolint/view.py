@@ -39,6 +39,19 @@ DEFAULT_DRIFT: dict[str, list[tuple[str, Any, Any]]] = {
 
 ZERO = "/zero_optimization"
 
+# zero_optimization keys that only ZeRO stage 3 reads (engine.py:2655-2708 passes none of them to the stage 1/2
+# optimizer). Both spellings of aliased keys are listed.
+STAGE3_ONLY = (
+    "stage3_prefetch_bucket_size", "prefetch_bucket_size", "stage3_param_persistence_threshold",
+    "param_persistence_threshold", "stage3_model_persistence_threshold", "model_persistence_threshold",
+    "stage3_max_live_parameters", "max_live_parameters", "stage3_max_reuse_distance", "max_reuse_distance",
+    "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+    "stage3_gather_fp16_weights_on_model_save", "stage3_module_granularity_threshold",
+    "module_granularity_threshold", "stage3_use_all_reduce_for_fetch_params", "use_all_reduce_for_fetch_params",
+    "stage3_allgather_sequential", "allgather_sequential", "sub_group_size", "zero_hpz_partition_size",
+    "zero_quantized_weights", "zero_quantized_nontrainable_weights", "zero_quantized_gradients",
+)
+
 
 @dataclass
 class Settings:
@@ -258,6 +271,45 @@ class View:
             return None
         return "fp16" if fp16 else "bf16" if bf16 else "fp32"
 
+    # -- batch --------------------------------------------------------------------------------------------------
+    def batch_value(self, pointer: str) -> int | None:
+        """A batch key as DeepSpeed reads it: None when absent or null; the number when it is one (integral
+        floats pass DeepSpeed's arithmetic); MISSING when it is something else ("auto", a string, a bool)."""
+        n = self.node(pointer)
+        if n is None or n.kind == "null":
+            return None
+        v = self.number(n)
+        if v is None:
+            return MISSING
+        return int(v) if float(v).is_integer() else MISSING
+
+    # -- what "auto" turns into ---------------------------------------------------------------------------------
+    def auto_outcome(self, node: Node) -> "AutoOutcome":
+        """What raw DeepSpeed does with an unfilled "auto" at this node."""
+        ptr = node.pointer
+        parent = jp.parent(ptr)
+        strict = self.is_strict(parent)
+        if parent in ("/fp16", "/bf16", "/bfloat16") and not self.since(">=0.17.1"):
+            strict = False
+            if jp.last(ptr) == "enabled":
+                return AutoOutcome(None, "a non-empty string is truthy to DeepSpeed < 0.17.1, so this turns "
+                                         f"{parent[1:]} ON", turns_off=False, turns_on=True)
+        if strict:
+            default = self.default(ptr)
+            shown = "unset" if default is MISSING else json_text(default)
+            name = jp.last(ptr)
+            effect = {
+                "stage": "ZeRO is off (stage 0)",
+                "enabled": f"{self.path(parent)} is off",
+                "device": "nothing is offloaded (device 'none')",
+            }.get(name, f"the default {shown} applies")
+            return AutoOutcome(None, f"DeepSpeed silently drops it: {effect}",
+                               turns_off=name in ("stage", "enabled", "device"))
+        for prefix, when, how in AUTO_CRASHES:
+            if ptr == prefix or (prefix.endswith("/") and ptr.startswith(prefix)):
+                return AutoOutcome(when, how)
+        return AutoOutcome(None, "DeepSpeed keeps the string \"auto\" here")
+
     # -- building findings --------------------------------------------------------------------------------------
     def finding(self, pointer: str, message: str, *, help: str | None = None, at: str = "key",
                 severity: Severity | str | None = None, fixes: list | None = None,
@@ -287,3 +339,74 @@ def coerce_stage(node: Node) -> int | None:
     if isinstance(v, str) and v.strip().lstrip("+").isdigit() and 0 <= int(v) <= 3:
         return int(v)
     return None
+
+
+# -- batch sizes -----------------------------------------------------------------------------------------------
+BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
+
+
+@dataclass
+class Batch:
+    """DeepSpeed's batch triple after its own inference (runtime/config.py:607-652), for one world size."""
+
+    train_batch_size: int
+    micro_batch: int
+    grad_accum: int
+    world_size: int
+    inferred: tuple[str, ...]  # which of the three DeepSpeed derived (by floor division)
+
+    @property
+    def consistent(self) -> bool:
+        return (self.train_batch_size > 0 and self.micro_batch > 0 and self.grad_accum > 0
+                and self.train_batch_size == self.micro_batch * self.grad_accum * self.world_size)
+
+
+def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: int) -> Batch | None:
+    """Replay `_set_batch_related_parameters`: None when neither tbs nor micro is given."""
+    if tbs is not None and micro is not None and gas is not None:
+        return Batch(tbs, micro, gas, world, ())
+    if tbs is not None and micro is not None:
+        return Batch(tbs, micro, tbs // micro // world, world, ("gradient_accumulation_steps",))
+    if tbs is not None and gas is not None:
+        return Batch(tbs, tbs // world // gas, gas, world, ("train_micro_batch_size_per_gpu",))
+    if micro is not None and gas is not None:
+        return Batch(micro * gas * world, micro, gas, world, ("train_batch_size",))
+    if tbs is not None:
+        return Batch(tbs, tbs // world, 1, world, ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps"))
+    if micro is not None:
+        return Batch(micro * world, micro, 1, world, ("train_batch_size", "gradient_accumulation_steps"))
+    return None
+
+
+@dataclass
+class AutoOutcome:
+    crashes_at: str | None  # "parse" | "initialize" | "the first step" | None
+    effect: str
+    turns_off: bool = False
+    turns_on: bool = False
+
+
+# Lax (plain-dict) places where a literal "auto" reaches code that needs a number or a name.
+AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
+    ("/train_batch_size", "parse", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    ("/train_micro_batch_size_per_gpu", "parse", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    ("/gradient_accumulation_steps", "parse", "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    ("/wall_clock_breakdown", "parse", "TypeError: unsupported operand type(s) for |"),
+    ("/flops_profiler/enabled", "parse", "TypeError: unsupported operand type(s) for |"),
+    ("/communication_data_type", "parse", "ValueError: not one of fp32, fp16, bf16"),
+    ("/seq_parallel_communication_data_type", "parse", "ValueError: not one of fp32, fp16, bf16"),
+    ("/gradient_clipping", "the first step", "TypeError: '>' not supported between instances of 'str' and 'float'"),
+    ("/steps_per_print", "the first step", "TypeError: unsupported operand type(s) for %: 'int' and 'str'"),
+    ("/optimizer/type", "initialize", "AssertionError: auto is not a supported DeepSpeed Optimizer"),
+    ("/optimizer/params/", "initialize or the first step", "the optimizer receives the string 'auto' as a number"),
+    ("/scheduler/type", "initialize", "AssertionError: DeepSpeed does not recognize LR scheduler auto"),
+    ("/scheduler/params/", "initialize", "the scheduler receives the string 'auto' as a number"),
+)
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e6:
+        return f"{value:.0e}".replace("+0", "").replace("+", "")
+    return json.dumps(value)

@@ -1,0 +1,31 @@
+"""`offload_optimizer` needs ZeRO (stage 1, 2 or 3). With ZeRO off DeepSpeed still swaps the optimizer for
+DeepSpeedCPUAdam whenever the offload device is cpu or nvme (runtime/engine.py:1562-1565, 2384-2400), but the
+parameters stay on the GPU, so the first `step()` fails with "CPUAdam param is on cuda:0 and must be 'cpu'"
+(ops/adam/cpu_adam.py:148) — minutes into the job, not at start-up."""
+
+from zerolint.rule import Rule
+
+RULE = Rule(
+    code="ZL202",
+    name="offload-optimizer-without-zero",
+    severity="error",
+    summary="offload_optimizer is set while ZeRO is off (stage 0)",
+    evidence="deepspeed/runtime/engine.py:1562-1565, 2384-2400; deepspeed/ops/adam/cpu_adam.py:148",
+    fixable="unsafe",
+)
+
+
+@RULE.check
+def check(view):
+    if view.zero_stage != 0 or not view.offloads("optimizer"):
+        return
+    ptr = "/zero_optimization/offload_optimizer"
+    if not view.has(ptr):
+        ptr = "/zero_optimization/cpu_offload"
+    yield view.finding(
+        ptr,
+        f"{ptr.rsplit('/', 1)[-1]} needs ZeRO stage 1, 2 or 3, but ZeRO is off (stage 0): DeepSpeed builds "
+        "DeepSpeedCPUAdam for parameters that stay on the GPU, and the first optimizer step fails "
+        "(\"CPUAdam param is on cuda:0 and must be 'cpu'\")",
+        help="set zero_optimization.stage to 1, 2 or 3 (stage 2 is the usual choice with optimizer offload)",
+    )
