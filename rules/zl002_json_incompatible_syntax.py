@@ -5,8 +5,18 @@ read the same file with Python's `json.load`, which rejects all of them, so a co
 
 For raw DeepSpeed this is a warning (the file works, but only for DeepSpeed, and editors and other tools
 reject it); for the HF Trainer and Accelerate it is an error, and the first one says where `json.load`
-stops."""
+stops.
 
+Fixes: deleting a trailing comma, inserting a missing comma, quoting an unquoted key or a quoteless,
+single-quoted or multiline string (with the value hjson reads), removing a byte-order mark and wrapping a
+brace-less root in `{ }` are safe (DeepSpeed reads the same values). Deleting a comment is unsafe: the comment
+is the author's note, and its text is lost."""
+
+import json
+
+from zerolint import edits
+from zerolint import pointer as jp
+from zerolint.diagnostics import Edit
 from zerolint.document import HJSON_ONLY
 from zerolint.rule import Rule
 
@@ -59,7 +69,69 @@ def check(view):
             line, col = doc.position(note.related[0])
             help = f"insert ',' at {line}:{col}, after the previous value"
         yield view.finding(note.pointer, message, span=(note.start, note.end), severity="error" if fatal else None,
-                           help=help)
+                           help=help, fixes=edits.fixes(_fix(view, note)))
+
+
+def _fix(view, note):
+    """Safe where the rewrite keeps every value as hjson reads it; deleting a comment loses the author's note,
+    so that one is unsafe."""
+    doc, kind = view.doc, note.kind
+    text = doc.text
+    if kind == "trailing-comma":
+        return edits.make_fix("delete the trailing comma", edits.delete_span(doc, note.start, note.end, whole_line=False))
+    if kind == "missing-comma" and note.related:
+        return edits.make_fix("insert the missing comma", edits.insert_comma(doc, note.related[0]))
+    if kind == "unquoted-key":
+        key = text[note.start:note.end]
+        return edits.make_fix("quote the key", (Edit(note.start, note.end, json.dumps(key, ensure_ascii=False)),))
+    if kind == "bom":
+        return edits.make_fix("remove the byte-order mark", (Edit(note.start, note.end, ""),))
+    if kind == "comment":
+        return edits.make_fix("delete the comment (its text is lost)", edits.delete_span(doc, note.start, note.end),
+                              safe=False)
+    if kind == "root-braces-omitted":
+        root = doc.root
+        if root is None:
+            return None
+        nl = edits.newline(doc)
+        start = max(edits.line_start(text, root.start), 1 if text.startswith("\ufeff") else 0)
+        tail = "}" + nl if text.endswith(("\n", "\r")) else nl + "}"
+        return edits.make_fix("wrap the document in { }", (Edit(start, start, "{" + nl), Edit(len(text), len(text), tail)))
+    if kind in ("quoteless-string", "single-quote-string", "multiline-string"):
+        value = _hjson_string(doc, note)
+        if value is None:
+            return None
+        if kind == "quoteless-string" and any(value.find(m) > 0 for m in ("#", "//", "/*")):
+            return None  # the value swallowed a comment: ZL004 offers the fix that was meant
+        return edits.make_fix("use a double-quoted JSON string",
+                              (Edit(note.start, note.end, json.dumps(value, ensure_ascii=False)),))
+    return None
+
+
+def _hjson_string(doc, note):
+    """The string hjson reads at the note's span (computed by hjson itself), or None when unsure."""
+    import hjson
+
+    raw = doc.text[note.start:note.end]
+    if note.kind == "quoteless-string":
+        return raw.strip()
+    if note.kind == "single-quote-string":
+        try:
+            value = hjson.loads(raw)
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    # A multiline string's value depends on its column: ask hjson for the whole document and check it agrees.
+    node = next((n for n in doc.root.walk() if n.start == note.start), None) if doc.root is not None else None
+    if node is None:
+        return None
+    try:
+        data = hjson.loads(doc.text)
+        for token in jp.split(node.pointer):
+            data = data[int(token)] if isinstance(data, list) else data[token]
+    except Exception:
+        return None
+    return data if isinstance(data, str) and data == node.value else None
 
 
 HELP = {

@@ -1,7 +1,12 @@
 """A key appears twice in the same object. DeepSpeed refuses such a file outright
 (`ValueError: Duplicate keys in DeepSpeed config`); the HF Trainer and Accelerate use `json.load`, which silently
-keeps the last value, so half of what you wrote is ignored without a word. Either way it is a mistake."""
+keeps the last value, so half of what you wrote is ignored without a word. Either way it is a mistake.
 
+Fixes (both unsafe, since DeepSpeed never accepted the file): `keep-last` (the default) deletes the first
+occurrence, which is what json.load already does; `keep-first` (`--prefer keep-first`) deletes the later one."""
+
+from zerolint import edits
+from zerolint import pointer as jp
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -10,7 +15,7 @@ RULE = Rule(
     severity="error",
     summary="The same key twice in one object (DeepSpeed rejects the file; json.load keeps the last one)",
     evidence="deepspeed/runtime/config_utils.py:205-212 (dict_raise_error_on_duplicate_keys)",
-    fixable="unsafe",
+    fixable="alternatives",
 )
 
 
@@ -30,4 +35,24 @@ def check(view):
             span=(note.start, note.end),
             help="keep one of the two and delete the other",
             related=[(note.related, f"first {key}")],
+            fixes=_fixes(view, note),
         )
+
+
+def _fixes(view, note):
+    """Both fixes are unsafe: DeepSpeed refused the file, so neither value has ever been used by it. Keeping the
+    last one (the default) is what json.load, the HF Trainer and Accelerate already do."""
+    doc = view.doc
+    parent = doc.node(jp.parent(note.pointer))
+    if parent is None or not parent.members:
+        return []
+    first = next((m for m in parent.members if m.key_start == note.related[0]), None)
+    second = next((m for m in parent.members if m.key_start == note.start), None)
+    if first is None or second is None:
+        return []
+    return edits.fixes(
+        edits.make_fix("delete the first occurrence (json.load already ignores it)", edits.remove_member(doc, first),
+                       safe=False, choice="keep-last", default=True),
+        edits.make_fix("delete this second occurrence", edits.remove_member(doc, second), safe=False,
+                       choice="keep-first"),
+    )

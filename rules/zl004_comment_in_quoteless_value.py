@@ -1,7 +1,15 @@
 """In hjson a quoteless value runs to the end of the line, comment included: `type: AdamW # fused` gives the
 optimizer name "AdamW # fused", and DeepSpeed fails at initialize with an unknown optimizer. The `#` or `//`
-looks like a comment to the author but is part of the value."""
+looks like a comment to the author but is part of the value.
 
+Fix (safe: it gives the value the author evidently meant; DeepSpeed could not use the value it reads now):
+quote the text before the marker and leave the rest as a real comment, `type: "AdamW" # fused`. Offered only
+when a blank precedes the marker, since `//` inside `/data//nvme` is part of a path."""
+
+import json
+
+from zerolint import edits
+from zerolint.diagnostics import Edit
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -29,5 +37,23 @@ def check(view):
                     f"of the line, so the '{marker}' comment is part of it",
                     at="value",
                     help=f'write "{intended}" in double quotes, then the comment',
+                    fixes=edits.fixes(_fix(view, node, at, marker, intended)),
                 )
                 break
+
+
+def _fix(view, node, at, marker, intended):
+    """Quote what comes before the marker; the rest becomes the comment it looks like. Only when the marker
+    follows a blank (`AdamW # fused`): in `/data//nvme` the `//` is part of a path, not a comment."""
+    text = view.doc.text
+    raw = text[node.start:node.end]
+    k = raw.find(marker)
+    if k <= 0 or raw[k - 1] not in " \t":
+        return None
+    if marker == "/*":
+        close = raw.find("*/", k + 2)
+        if close < 0 or raw[close + 2:].strip():
+            return None
+    cut = node.start + len(raw[:k].rstrip())
+    return edits.make_fix(f'quote "{intended}" and keep the {marker} comment as a comment',
+                          (Edit(node.start, cut, json.dumps(intended, ensure_ascii=False)),))

@@ -51,23 +51,29 @@ class Schema:
         return self.raw.get("x-zerolint", {}).get("deepspeed_version", "")
 
     def resolve(self, s: Any) -> Any:
+        """Follow $ref (and a one-element allOf wrapper, as pydantic emits around $ref) to the real schema."""
         seen = 0
-        while isinstance(s, dict) and "$ref" in s and seen < 32:
-            ref = s["$ref"]
-            if not ref.startswith("#/$defs/"):
-                raise ValueError(f"unsupported $ref {ref!r}")
-            s = self.defs[jp.unescape(ref[len("#/$defs/"):])]
+        while isinstance(s, dict) and seen < 32:
+            if "$ref" in s:
+                ref = s["$ref"]
+                if not ref.startswith("#/$defs/"):
+                    raise ValueError(f"unsupported $ref {ref!r}")
+                s = self.defs[jp.unescape(ref[len("#/$defs/"):])]
+            elif len(s.get("allOf", ())) == 1 and not {"type", "anyOf", "enum", "properties"} & s.keys():
+                s = s["allOf"][0]
+            else:
+                break
             seen += 1
         return s
 
     def object_schema(self, s: Any) -> dict[str, Any] | None:
-        """The object schema inside `s` (directly, via $ref, or as one branch of anyOf), if any."""
+        """The object schema inside `s` (directly, via $ref, or as one branch of anyOf/allOf), if any."""
         s = self.resolve(s)
         if not isinstance(s, dict):
             return None
         if "properties" in s or s.get("type") == "object" or "x-zerolint-unknown" in s:
             return s
-        for branch in s.get("anyOf", ()) + s.get("oneOf", ()):
+        for branch in s.get("anyOf", []) + s.get("oneOf", []) + s.get("allOf", []):
             found = self.object_schema(branch)
             if found is not None:
                 return found
@@ -115,6 +121,27 @@ class Schema:
             yield ptr, obj
             for key, sub in reversed(list(obj.get("properties", {}).items())):
                 stack.append((jp.join(ptr, key), sub, depth + 1))
+
+    @staticmethod
+    def spellings(section: dict[str, Any], key: str) -> list[str]:
+        """Every name a section accepts for the field `key`: the documented alias first, then the field name."""
+        props = section.get("properties", {})
+        canonical = props.get(key, {}).get("x-zerolint-alias-of", key)
+        names = list(props.get(canonical, {}).get("x-zerolint-aliases", [])) + [canonical]
+        return [n for n in names if n in props] or [key]
+
+    def key_index(self) -> dict[str, list[str]]:
+        """key -> pointers of every section that accepts it (for "this key belongs elsewhere")."""
+        if not hasattr(self, "_key_index"):
+            index: dict[str, list[str]] = {}
+            for ptr, obj in self.all_sections():
+                for key, sub in obj.get("properties", {}).items():
+                    sub_r = self.resolve(sub)
+                    if isinstance(sub_r, dict) and "x-zerolint-removed-in" in sub_r:
+                        continue
+                    index.setdefault(key, []).append(ptr)
+            self._key_index = index
+        return self._key_index
 
     # -- the structural walk -------------------------------------------------------------------------------------
     def walk(self, root: Node, skip_value: Any = None) -> list[SchemaIssue]:
@@ -171,45 +198,94 @@ class Schema:
                 return b["items"]
         return None
 
-    def mismatch(self, node: Node, s: Any) -> tuple[str, str] | None:
-        """None when `node` fits schema `s`, else (kind, what is expected)."""
+    def mismatch(self, node: Node, s: Any, coerces: tuple[str, ...] = ()) -> tuple[str, str] | None:
+        """None when `node` fits schema `s`, else (kind, what is expected). Kinds: type, enum, range,
+        not-integer, and coerced (pydantic's lax mode converts the value, e.g. "3" -> 3: accepted, but not what
+        was written)."""
+        if isinstance(s, dict):
+            coerces = tuple(s.get("x-zerolint-coerces", coerces))
         s = self.resolve(s)
         if s is True or not isinstance(s, dict):
             return None
+        if isinstance(s, dict) and "x-zerolint-coerces" in s:
+            coerces = tuple(s["x-zerolint-coerces"])
         if s is False or "not" in s and s["not"] == {}:
             return ("type", "nothing (this key is not accepted)")
+        for sub in s.get("allOf", ()):
+            r = self.mismatch(node, sub, coerces)
+            if r is not None:
+                return r
         branches = s.get("anyOf") or s.get("oneOf")
         if branches:
-            results = [self.mismatch(node, b) for b in branches]
+            results = [self.mismatch(node, b, coerces) for b in branches]
             if any(r is None for r in results):
                 return None
             # Report the most specific failure: a branch whose type matched but whose constraint failed.
-            for r in results:
-                if r and r[0] in ("enum", "range", "not-integer"):
-                    return r
-            return ("type", " or ".join(dict.fromkeys(r[1] for r in results if r)))
+            for kind in ("coerced", "enum", "range", "not-integer"):
+                for r in results:
+                    if r and r[0] == kind:
+                        return r
+            # The "auto" placeholder branch is for editors; "auto" itself is judged by the "auto" rules.
+            wanted = [r[1] for r in results if r and not (r[0] == "const" and r[1] == '"auto"')]
+            return ("type", " or ".join(dict.fromkeys(wanted or [r[1] for r in results if r])))
         if "const" in s:
             return None if _same(node.value, s["const"]) and node.kind not in (OBJECT, ARRAY) else (
-                "enum", json.dumps(s["const"]))
+                "const", json.dumps(s["const"]))
+        value = node.value
+        coerced = False
         types = s.get("type")
         if types is not None:
             tlist = [types] if isinstance(types, str) else list(types)
             if not _type_ok(node, tlist):
                 if "integer" in tlist and node.kind == NUMBER and not _is_integral(node.value):
                     return ("not-integer", "an integer (a whole number)")
-                return ("type", " or ".join(_describe_type(t) for t in tlist))
+                converted = _coerce(node, tlist) if _JSON_TYPES.get(node.kind, "number") in coerces or (
+                    node.kind == NUMBER and "integer" in coerces) else _NO
+                if converted is _NO:
+                    return ("type", " or ".join(_describe_type(t) for t in tlist))
+                value, coerced = converted, True
         if "enum" in s and node.kind not in (OBJECT, ARRAY):
-            if not any(_same(node.value, e) for e in s["enum"]):
+            if not any(_same(value, e) for e in s["enum"]):
                 return ("enum", "one of " + ", ".join(json.dumps(e) for e in s["enum"]))
-        if node.kind == NUMBER and isinstance(node.value, (int, float)):
-            v = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             for key, ok, word in (
                 ("minimum", lambda a, b: a >= b, ">="), ("maximum", lambda a, b: a <= b, "<="),
                 ("exclusiveMinimum", lambda a, b: a > b, ">"), ("exclusiveMaximum", lambda a, b: a < b, "<"),
             ):
-                if key in s and not ok(v, s[key]):
+                if key in s and not ok(value, s[key]):
                     return ("range", f"a number {word} {_fmt(s[key])}")
+        if coerced:
+            return ("coerced", json.dumps(value))
         return None
+
+
+_NO = object()
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
+
+
+def _coerce(node: Node, types: list[str]) -> Any:
+    """What pydantic v2's lax mode turns the value into for one of `types`, or _NO."""
+    v = node.value
+    for t in types:
+        if t == "boolean":
+            if node.kind == STRING and v.strip().lower() in _TRUE | _FALSE:
+                return v.strip().lower() in _TRUE
+            if node.kind == NUMBER and v in (0, 1):
+                return bool(v)
+        elif t in ("integer", "number"):
+            if node.kind == BOOL:
+                return int(v)
+            if node.kind == STRING:
+                text = v.strip()
+                try:
+                    num = int(text) if t == "integer" else float(text)
+                except ValueError:
+                    continue
+                return num
+        elif t == "string" and node.kind == NUMBER:
+            continue  # pydantic v2 does not turn numbers into strings
+    return _NO
 
 
 def _is_integral(v: Any) -> bool:

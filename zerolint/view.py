@@ -302,6 +302,7 @@ class View:
                 "stage": "ZeRO is off (stage 0)",
                 "enabled": f"{self.path(parent)} is off",
                 "device": "nothing is offloaded (device 'none')",
+                "overlap_comm": "overlap_comm follows the stage (on for stage 3, off below)",
             }.get(name, f"the default {shown} applies")
             return AutoOutcome(None, f"DeepSpeed silently drops it: {effect}",
                                turns_off=name in ("stage", "enabled", "device"))
@@ -309,6 +310,26 @@ class View:
             if ptr == prefix or (prefix.endswith("/") and ptr.startswith(prefix)):
                 return AutoOutcome(when, how)
         return AutoOutcome(None, "DeepSpeed keeps the string \"auto\" here")
+
+    def home_of(self, pointer: str) -> str | None:
+        """For a key that is unknown where it stands but belongs to exactly one other section (a top-level
+        `offload_optimizer`, `stage` or `overlap_comm`), that section's pointer."""
+        key, here = jp.last(pointer), jp.parent(pointer)
+        homes = [p for p in self.schema.key_index().get(key, ()) if p != here and "/" + key not in p]
+        # Keys every section has ("enabled", "type", "params", ...) say nothing about where they belong.
+        if len(homes) != 1 or key in GENERIC_KEYS:
+            return None
+        return homes[0]
+
+    def invalid_value_outcome(self, pointer: str) -> tuple[str, str]:
+        """(severity, what DeepSpeed does) for a value of the wrong type or out of range at `pointer`."""
+        parent = jp.parent(pointer)
+        if self.is_strict(parent):
+            return "error", "DeepSpeed rejects the config at parse (pydantic ValidationError)"
+        for prefix, when in LAX_CHECKED:
+            if pointer == prefix or (prefix.endswith("/") and pointer.startswith(prefix)):
+                return "error", f"DeepSpeed fails at {when}"
+        return "warning", "DeepSpeed does not check this value; the code that reads it will misbehave"
 
     # -- building findings --------------------------------------------------------------------------------------
     def finding(self, pointer: str, message: str, *, help: str | None = None, at: str = "key",
@@ -386,6 +407,25 @@ class AutoOutcome:
     turns_on: bool = False
 
 
+GENERIC_KEYS = frozenset({"enabled", "type", "params", "device", "output_path", "job_name", "verbose", "debug",
+                          "dtype", "name", "path", "mode"})
+
+# Lax (plain-dict) keys whose value DeepSpeed uses in a way that fails when it has the wrong type or range.
+LAX_CHECKED: tuple[tuple[str, str], ...] = (
+    ("/train_batch_size", "parse"), ("/train_micro_batch_size_per_gpu", "parse"),
+    ("/gradient_accumulation_steps", "parse"), ("/wall_clock_breakdown", "parse"),
+    ("/flops_profiler/enabled", "parse"), ("/communication_data_type", "parse"),
+    ("/seq_parallel_communication_data_type", "parse"), ("/gradient_allreduce_op", "parse"),
+    ("/checkpoint/tag_validation", "parse"), ("/checkpoint/parallel_write/pipeline_stage", "parse"),
+    ("/checkpoint/writer/type", "parse"), ("/checkpoint/writer/data_parallel", "parse"),
+    ("/data_types/keep_in_fp32_modules", "parse"), ("/torch_autocast/dtype", "parse"),
+    ("/torch_autocast/lower_precision_safe_modules", "parse"), ("/aio/use_gds", "parse"),
+    ("/gradient_clipping", "the first step"), ("/steps_per_print", "the first step"),
+    ("/pipeline/pipe_partitioned", "initialize"), ("/pipeline/grad_partitioned", "initialize"),
+    ("/optimizer/params/", "initialize"), ("/scheduler/params/", "initialize"),
+    ("/optimizer/type", "initialize"), ("/scheduler/type", "initialize"),
+)
+
 # Lax (plain-dict) places where a literal "auto" reaches code that needs a number or a name.
 AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
     ("/train_batch_size", "parse", "TypeError: '>' not supported between instances of 'str' and 'int'"),
@@ -407,6 +447,7 @@ AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
 def json_text(value: Any) -> str:
     import json
 
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e6:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer() \
+            and abs(value) >= 1e6 and float(f"{value:.0e}") == value:
         return f"{value:.0e}".replace("+0", "").replace("+", "")
     return json.dumps(value)

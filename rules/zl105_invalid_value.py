@@ -1,0 +1,31 @@
+"""A value outside the set DeepSpeed accepts: a ZeRO stage other than 0-3, an offload device other than
+`none`/`cpu`/`nvme` (lower case: `"CPU"` and `"gpu"` are rejected), a compile pass DeepSpeed does not have, a
+checkpoint `tag_validation` mode it does not know. In validated sections DeepSpeed rejects the config at
+parse."""
+
+from zerolint.rule import Rule
+from zerolint.suggest import closest
+
+RULE = Rule(
+    code="ZL105",
+    name="invalid-value",
+    severity="error",
+    summary="A value outside the allowed set (e.g. stage 4, device \"gpu\")",
+    evidence="deepspeed/runtime/zero/config.py:81-95; deepspeed/runtime/zero/offload_config.py:15-24",
+    fixable="safe",
+)
+
+
+@RULE.check
+def check(view):
+    for issue in view.issues("enum"):
+        node = issue.node
+        severity, outcome = view.invalid_value_outcome(issue.pointer)
+        choices = (issue.schema or {}).get("enum") or []
+        for branch in (issue.schema or {}).get("anyOf", ()):
+            choices = choices or branch.get("enum", [])
+        guess = closest(str(node.value), [str(c) for c in choices]) if isinstance(node.value, str) else None
+        yield view.finding(issue.pointer,
+                           f"{view.path(issue.pointer)} is {node.raw}, but it must be {issue.expected}: {outcome}"
+                           + (f"; did you mean \"{guess}\"?" if guess else ""),
+                           at="value", severity=severity, help=f'write "{guess}"' if guess else f"use {issue.expected}")

@@ -1,0 +1,22 @@
+"""A number outside the range DeepSpeed accepts: a negative bucket size or threshold, `reduce_bucket_size`
+of 0, an offload `ratio` or `cpuadam_cores_perc` outside 0..1, a batch size below 1. In validated sections
+DeepSpeed rejects the config at parse; batch sizes fail its batch assertion at parse."""
+
+from zerolint.rule import Rule
+
+RULE = Rule(
+    code="ZL106",
+    name="out-of-range",
+    severity="error",
+    summary="A number outside the range DeepSpeed accepts",
+    evidence="deepspeed/runtime/zero/config.py (ge/gt constraints); deepspeed/runtime/config.py:596-600",
+)
+
+
+@RULE.check
+def check(view):
+    for issue in view.issues("range"):
+        severity, outcome = view.invalid_value_outcome(issue.pointer)
+        yield view.finding(issue.pointer,
+                           f"{view.path(issue.pointer)} is {issue.node.raw}, but it must be {issue.expected}: {outcome}",
+                           at="value", severity=severity, help=f"use {issue.expected}")
