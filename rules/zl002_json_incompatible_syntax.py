@@ -80,6 +80,9 @@ def _fix(view, note):
     if kind == "trailing-comma":
         return edits.make_fix("delete the trailing comma", edits.delete_span(doc, note.start, note.end, whole_line=False))
     if kind == "missing-comma" and note.related:
+        before = doc.node(note.pointer)
+        if before is not None and before.quoteless:
+            return None  # a comma after a quoteless value would be part of it; quote the value first
         return edits.make_fix("insert the missing comma", edits.insert_comma(doc, note.related[0]))
     if kind == "unquoted-key":
         key = text[note.start:note.end]

@@ -109,6 +109,11 @@ def _line_start(text: str, i: int) -> int:
     return i
 
 
+def line_start(text: str, i: int) -> int:
+    """Offset of the start of the line that holds offset i."""
+    return _line_start(text, i)
+
+
 def _at_eol(text: str, i: int) -> bool:
     return i >= len(text) or text[i] in "\r\n"
 
