@@ -55,8 +55,10 @@ def main() -> None:
 @main.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif", "github", "junit"]),
-              help="Output format (repeatable; with --output the last one goes to the file).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE.")
+              help="Output format (repeatable). Default: text, or github when GITHUB_ACTIONS=true and no --output.")
+@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False, writable=True),
+              help="Write a report to FILE (repeatable: the last N formats go to the N files, in order; the others "
+                   "to stdout). `--format text --format sarif -o zerolint.sarif`.")
 @click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
               help="Who reads the config: raw DeepSpeed, the HF Trainer, Accelerate; auto = hf when the file holds "
                    '"auto" values, else deepspeed.')
@@ -78,7 +80,7 @@ def main() -> None:
 @click.option("--max-depth", type=click.IntRange(min=1, max=5000), default=None,
               help="Deepest nesting to parse [default: 256].")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip when expanding directories.")
-def check(files, formats, output, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
+def check(files, formats, outputs, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
           quiet, no_color, stdin_filename, max_bytes, max_depth, exclude) -> None:
     """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
     from .api import Limits, UnreadableFile, lint_bytes, lint_path
@@ -119,7 +121,8 @@ def check(files, formats, output, target, world_size, deepspeed_version, fail_on
     diagnostics = [d for r in results for d in r.diagnostics]
     documents = {r.path: r.document for r in results if r.document is not None}
     summary = make_summary(diagnostics, len(results))
-    emit(formats or ("text",), output, diagnostics, documents, summary, quiet=quiet, color=not no_color)
+    emit(formats or default_formats(outputs), outputs, diagnostics, documents, summary, quiet=quiet,
+         color=not no_color)
 
     for msg in unreadable:
         click.echo(f"zerolint: error: {msg}", err=True)
@@ -141,13 +144,25 @@ def make_summary(diagnostics, files: int) -> dict:
     return {"files": files, "counts": counts, "fixable": fixable, "unsafe_fixable": unsafe}
 
 
-def emit(formats, output, diagnostics, documents, summary, quiet=False, color=True) -> None:
-    """Write each requested format: to --output for the last one when given, else to stdout."""
+def default_formats(outputs) -> tuple[str, ...]:
+    """GitHub annotations inside GitHub Actions (unless writing to a file), else text."""
+    return ("github",) if os.environ.get("GITHUB_ACTIONS") == "true" and not outputs else ("text",)
+
+
+def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> None:
+    """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
+    stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there."""
+    if isinstance(outputs, str):
+        outputs = (outputs,)
+    outputs = tuple(outputs or ())
+    if len(outputs) > len(formats):
+        raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
+                               "file (the last formats go to the files)")
+    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
     for i, fmt in enumerate(formats):
-        to_file = output is not None and i == len(formats) - 1
         text = render(fmt, diagnostics, documents, summary, quiet=quiet)
-        if to_file:
-            with open(output, "w", encoding="utf-8") as f:
+        if i in files:
+            with open(files[i], "w", encoding="utf-8") as f:
                 f.write(text)
         elif fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
             from .reporters.text import print_rich
@@ -155,6 +170,12 @@ def emit(formats, output, diagnostics, documents, summary, quiet=False, color=Tr
             print_rich(diagnostics, documents, summary, quiet=quiet)
         else:
             click.echo(text, nl=False)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if "github" in formats and step_summary:
+        from .reporters.github import step_summary as markdown
+
+        with open(step_summary, "a", encoding="utf-8") as f:
+            f.write(markdown(diagnostics, summary))
 
 
 def render(fmt, diagnostics, documents, summary, quiet=False) -> str:

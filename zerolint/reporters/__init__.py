@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (ANSI escapes), zero-width and bidi controls, lone surrogates (not encodable as UTF-8) and the
+# two non-characters XML refuses.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 
 
 def safe(text: str) -> str:
