@@ -1,0 +1,121 @@
+"""CLI behaviour: exit codes, formats, options; text and JSON output are snapshot-tested."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import SEED, run_cli
+from snapshot import assert_snapshot
+
+
+def test_seed_broken_text_snapshot():
+    r = run_cli("check", "--target", "deepspeed", "fixtures/examples/seed/ds_offload_broken.json")
+    assert r.returncode == 1
+    assert_snapshot("check_seed_broken.txt", r.stdout.decode())
+
+
+def test_seed_broken_for_hf_reports_json_load_position():
+    r = run_cli("check", "--target", "hf", "--format", "json", "fixtures/examples/seed/ds_offload_broken.json")
+    out = json.loads(r.stdout)
+    found = {(d["code"], d["pointer"], d["line"], d["column"], d["severity"]) for d in out["diagnostics"]}
+    assert ("ZL002", "/offload_optimizer", 8, 5, "error") in found
+    assert ("ZL101", "/offload_optimizer", 7, 5, "error") in found
+
+
+def test_seed_all_json_snapshot():
+    r = run_cli("check", "--format", "json", *sorted(str(p.relative_to(SEED.parents[2])) for p in SEED.glob("*.json")))
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    for d in out["diagnostics"]:  # the contract of ../shared/DESIGN.md
+        assert {"file", "code", "name", "severity", "message", "pointer", "line", "column", "end_line",
+                "end_column", "fix"} <= d.keys()
+    assert_snapshot("check_seed_all.json", r.stdout.decode())
+
+
+def test_seed_expected_findings():
+    def codes(name, *extra):
+        r = run_cli("check", "--format", "json", *extra, f"fixtures/examples/seed/{name}")
+        return r.returncode, {(d["code"], d["pointer"]) for d in json.loads(r.stdout)["diagnostics"]}
+
+    assert codes("ds_fp16_bf16.json") == (1, {("ZL301", "/bf16/enabled")})
+    assert codes("ds_offload_param_stage2.json") == (1, {("ZL201", "/zero_optimization/offload_param")})
+    for clean in ("ds_zero1.json", "ds_zero2.json", "ds_zero3_offload.json"):
+        assert codes(clean, "--fail-on", "info") == (0, set()), clean
+
+
+def test_exit_codes():
+    assert run_cli("check", "fixtures/examples/seed/ds_zero1.json").returncode == 0
+    assert run_cli("check", "fixtures/examples/seed/ds_fp16_bf16.json").returncode == 1
+    missing = run_cli("check", "does/not/exist.json")
+    assert missing.returncode == 2
+    assert b"does/not/exist.json: no such file" in missing.stderr
+    assert run_cli("check", "--target", "nonsense", "x.json").returncode == 2
+    assert run_cli("check", "--select", "ZL9999", "x.json").returncode == 2
+
+
+def test_directory_is_not_a_file_error_and_glob(tmp_path):
+    (tmp_path / "a.json").write_text('{"train_micro_batch_size_per_gpu": 1}')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.json").write_text('{"train_micro_batch_size_per_gpu": 1, "zero_optimisation": {}}')
+    r = run_cli("check", "--format", "json", str(tmp_path))
+    files = {d["file"] for d in json.loads(r.stdout)["diagnostics"]}
+    assert files == {str(tmp_path / "sub" / "b.json")}
+    assert json.loads(r.stdout)["summary"]["files"] == 2
+    r = run_cli("check", str(tmp_path / "*.json"))
+    assert r.returncode == 0
+
+
+def test_fail_on_warning():
+    cfg = b'{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "sub_group_size": 1}}'
+    assert run_cli("check", "-", input=cfg).returncode == 0
+    assert run_cli("check", "--fail-on", "warning", "-", input=cfg).returncode == 1
+
+
+def test_stdin_and_stdin_filename():
+    r = run_cli("check", "--stdin-filename", "ds.json", "-", input=b'{"train_micro_batch_size_per_gpu": 1, "stage": 3}')
+    assert r.returncode == 1
+    assert r.stdout.decode().startswith("ds.json:1:39: error ZL101")
+
+
+def test_select_ignore_and_severity_override():
+    cfg = b'{"zero_optimization": {"stage": 2, "sub_group_size": 1}}'
+    r = run_cli("check", "--format", "json", "--ignore", "ZL401", "-", input=cfg)
+    assert {d["code"] for d in json.loads(r.stdout)["diagnostics"]} == {"ZL203"}
+    r = run_cli("check", "--format", "json", "--select", "ZL2", "--severity", "ZL203=error", "-", input=cfg)
+    out = json.loads(r.stdout)["diagnostics"]
+    assert [(d["code"], d["severity"]) for d in out] == [("ZL203", "error")]
+    assert r.returncode == 1
+    r = run_cli("check", "--format", "json", "--select", "stage3-key-below-stage-3", "-", input=cfg)
+    assert {d["code"] for d in json.loads(r.stdout)["diagnostics"]} == {"ZL203"}
+
+
+def test_rules_and_rule_commands():
+    r = run_cli("rules")
+    assert r.returncode == 0 and b"ZL101  misplaced-key" in r.stdout
+    r = run_cli("rule", "ZL101")
+    assert r.returncode == 0 and b"# ZL101 `misplaced-key`" in r.stdout and b"## Bad" in r.stdout
+    assert run_cli("rule", "misplaced-key").stdout == r.stdout
+    bad = run_cli("rule", "ZL1O1")
+    assert bad.returncode == 2 and b"did you mean" in bad.stderr
+
+
+def test_schema_command():
+    r = run_cli("schema", "--deepspeed-version", "0.19.8")
+    schema = json.loads(r.stdout)
+    assert schema["x-zerolint"]["deepspeed_version"] == "0.19.8"
+    r = run_cli("schema", "--deepspeed-version", "0.16.2")
+    assert json.loads(r.stdout)["$id"].endswith("deepspeed-0.16.json")
+
+
+def test_unreadable_file_does_not_stop_the_others(tmp_path):
+    good = tmp_path / "ds.json"
+    good.write_text('{"stage": 2, "train_micro_batch_size_per_gpu": 1}')
+    r = run_cli("check", str(good), str(tmp_path / "missing.json"))
+    assert r.returncode == 2
+    assert b"ZL101" in r.stdout and b"missing.json: no such file" in r.stderr
+
+
+def test_terminal_escapes_in_config_are_neutralised():
+    cfg = '{"train_micro_batch_size_per_gpu": 1, "\x1b[2Jevil": 1}'.encode()
+    r = run_cli("check", "-", input=cfg)
+    assert b"\x1b" not in r.stdout and b"\\x1b[2Jevil" in r.stdout

@@ -1,0 +1,26 @@
+"""The real-world corpus (../shared/corpus/real-world, 77 configs from 21 repos) as a regression test: no crash,
+no internal error, and the findings match the reviewed snapshot (tests/snapshots/corpus.txt; the review is in
+docs/corpus-review.md)."""
+
+from __future__ import annotations
+
+from zerolint.api import lint_path
+from zerolint.view import Settings
+from snapshot import assert_snapshot
+
+
+def test_corpus_findings_snapshot(corpus_files):
+    lines = []
+    for path in corpus_files:
+        result = lint_path(str(path), Settings(deepspeed_version="0.19.8"))
+        for d in result.diagnostics:
+            assert d.code != "ZL000", f"{path.name}: {d.message}"
+            lines.append(f"{path.name}:{d.line}:{d.column} {d.severity.value} {d.code} {d.pointer}")
+    assert_snapshot("corpus.txt", "\n".join(lines) + "\n")
+
+
+def test_corpus_every_target(corpus_files):
+    for target in ("deepspeed", "hf", "accelerate"):
+        for path in corpus_files:
+            result = lint_path(str(path), Settings(target=target, world_size=8))
+            assert all(d.code != "ZL000" for d in result.diagnostics), (target, path.name)
