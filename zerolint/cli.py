@@ -80,8 +80,17 @@ def main() -> None:
 @click.option("--max-depth", type=click.IntRange(min=1, max=5000), default=None,
               help="Deepest nesting to parse [default: 256].")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip when expanding directories.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes in place, then report what remains.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix/--diff also apply the unsafe fixes (they change behaviour); alone, count them as "
+                   "available.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing (exit 1 if any).")
+@click.option("--fix-only", is_flag=True, help="Apply the fixes and do not report the remaining findings.")
+@click.option("--prefer", multiple=True, metavar="CHOICE",
+              help="Pick this alternative where a finding offers several (e.g. --prefer bf16); repeatable.")
 def check(files, formats, outputs, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
-          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude) -> None:
+          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, fix=False, unsafe_fixes=False, diff=False,
+          fix_only=False, prefer=()) -> None:
     """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
     from .api import Limits, UnreadableFile, lint_bytes, lint_path
     from .diagnostics import Severity
@@ -107,6 +116,12 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
 
     paths, problems = expand(list(files), list(exclude))
     unreadable = list(problems)
+    if fix or diff or fix_only:
+        from .fixcli import run_fixes
+
+        sys.exit(run_fixes(files, paths, unreadable, settings, selection, limits, fix=fix or fix_only, diff=diff,
+                           fix_only=fix_only, unsafe=unsafe_fixes, prefer=prefer, formats=formats, outputs=outputs,
+                           quiet=quiet, color=not no_color, fail_on=fail_on, stdin_filename=stdin_filename))
     results = []
     for path in paths:
         try:
@@ -121,6 +136,8 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
     diagnostics = [d for r in results for d in r.diagnostics]
     documents = {r.path: r.document for r in results if r.document is not None}
     summary = make_summary(diagnostics, len(results))
+    if unsafe_fixes:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes
+        summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
     emit(formats or default_formats(outputs), outputs, diagnostics, documents, summary, quiet=quiet,
          color=not no_color)
 
