@@ -11,7 +11,7 @@ with PYTHONPATH pointing at the unpacked sdist) plus the hand-maintained part in
 ``scripts/schema_curated.py`` (top level and the plain-dict "lax" sections).
 
 Where the DeepSpeed source comes from, per line:
-  * 0.19: the installed ``deepspeed`` (must be 0.19.8) unless ``--ds-src`` / ``--src-root`` has it;
+  * 0.19: the installed ``deepspeed`` (must be 0.19.8) unless ``--ds-src`` is given;
   * 0.16 / 0.17 / 0.18: ``--ds-src PATH`` (only with a single ``--version``), else
     ``<--src-root>/<full version>`` (default ``/tmp/ds-src/0.16.9`` ...), an unpacked PyPI sdist.
     ``--fetch`` runs ``pip download --no-deps --no-binary :all: deepspeed==X`` and unpacks it there.
@@ -81,15 +81,15 @@ def fetch_sdist(full_version: str, src_root: Path) -> Path:
 
 
 def resolve_source(line: str, args) -> Path | None:
-    """Directory to put on PYTHONPATH (None = the installed deepspeed)."""
+    """Directory to put on PYTHONPATH (None = the installed deepspeed, used for the 0.19 line)."""
     full = LINES[line]
     if args.ds_src:
         return Path(args.ds_src).resolve()
+    if line == INSTALLED_LINE:
+        return None
     cand = args.src_root / full
     if (cand / "deepspeed" / "__init__.py").exists():
         return cand.resolve()
-    if line == INSTALLED_LINE:
-        return None
     if args.fetch:
         return fetch_sdist(full, args.src_root).resolve()
     raise SystemExit(f"gen_schema: no DeepSpeed {full} source for the {line} line: unpack its sdist to {cand} "
@@ -158,7 +158,6 @@ def main(argv=None) -> int:
 # Emitter side (runs in a subprocess with the DeepSpeed under test importable)
 # ----------------------------------------------------------------------------------------------
 
-DIRECTIVES = ("@since", "@until", "@variants", "@model", "@section", "@removed", "@note")
 # JSON-Schema keywords that describe the *type* of a value (kept when wrapping in anyOf for "auto")
 ANNOTATION_KEYS = {"description", "default", "deprecated", "title", "$comment", "examples"}
 KEY_ORDER = ("$ref", "type", "enum", "const", "format", "minimum", "exclusiveMinimum", "maximum",
@@ -449,7 +448,8 @@ class Builder:
             path = f"{section}.{name}"
             type_schema = self.convert(pprops.get(name, {}), pdefs, section, name)
             prop = {}
-            d = first_paragraph(f.description) or first_paragraph(docs.get(name))
+            d = (first_paragraph(f.description) or first_paragraph(docs.get(name))
+                 or self.C.FIELD_DESCRIPTIONS.get(path))
             if d:
                 prop["description"] = d
             if f.default_factory is not None:

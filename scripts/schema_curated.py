@@ -13,8 +13,8 @@ Format: plain JSON-Schema fragments plus generator directives (keys starting wit
   ``@section``             ``"lax"`` (plain dict, unknown keys ignored) or ``"init"`` (dict splatted into a
                            constructor: unknown keys raise TypeError at init).
   ``@removed``             ``{"in": version, "msg": text}``: from that version on the key makes DeepSpeed raise
-                           DeepSpeedConfigError; the generator emits the removed-key stub. The message is taken
-                           from DeepSpeed's own ``_REMOVED_*_CONFIG_KEYS`` when the version has it.
+                           DeepSpeedConfigError; the generator emits the removed-key stub (and checks that the
+                           set of stubs equals DeepSpeed's own ``_REMOVED_*_CONFIG_KEYS`` for that version).
 
 Citations are ``path:line`` in the **0.19.8** sdist unless a version is named; ``config.py`` is
 ``deepspeed/runtime/config.py`` and ``constants.py`` is ``deepspeed/runtime/constants.py``.
@@ -25,23 +25,36 @@ Citations are ``path:line`` in the **0.19.8** sdist unless a version is named; `
 # ----------------------------------------------------------------------------------------------
 
 
+NO_DEFAULT = object()  # the key has no meaningful default (e.g. a required constructor argument)
+
+
+def _scalar(jtype, desc, default, nullable, kw):
+    nullable = default is None if nullable is None else nullable
+    out = {"description": desc}
+    if default is not NO_DEFAULT:
+        out["default"] = default
+    out["type"] = [jtype, "null"] if nullable else jtype
+    out.update(kw)
+    return out
+
+
 def B(desc, default=False, **kw):
-    return {"description": desc, "default": default, "type": "boolean", **kw}
+    return _scalar("boolean", desc, default, False, kw)
 
 
 def I(desc, default=None, nullable=None, **kw):  # noqa: E741
-    nullable = default is None if nullable is None else nullable
-    return {"description": desc, "default": default, "type": ["integer", "null"] if nullable else "integer", **kw}
+    return _scalar("integer", desc, default, nullable, kw)
 
 
 def N(desc, default=None, nullable=None, **kw):
-    nullable = default is None if nullable is None else nullable
-    return {"description": desc, "default": default, "type": ["number", "null"] if nullable else "number", **kw}
+    return _scalar("number", desc, default, nullable, kw)
 
 
 def S(desc, default=None, nullable=None, **kw):
-    nullable = default is None if nullable is None else nullable
-    return {"description": desc, "default": default, "type": ["string", "null"] if nullable else "string", **kw}
+    return _scalar("string", desc, default, nullable, kw)
+
+
+CI = {"x-zerolint-case-insensitive": True}  # DeepSpeed lower()/upper()-cases the value before checking
 
 
 def ANY(desc, default=None, **kw):
@@ -74,11 +87,11 @@ OPTIMIZER_PARAMS = {
     "type": "object",
     "properties": {
         # FusedAdam/CPUAdam/FusedLamb/FusedLion/Adagrad constructor args (ops/adam/fused_adam.py, cpu_adam.py)
-        "lr": N("Learning rate.", None, nullable=False),
+        "lr": N("Learning rate.", NO_DEFAULT, nullable=False),
         "betas": {"description": "Adam/Lamb/Lion (beta1, beta2).", "type": "array",
                   "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
-        "eps": N("Term added to the denominator for numerical stability.", None, nullable=False),
-        "weight_decay": N("Weight decay (decoupled for AdamW semantics).", None, nullable=False),
+        "eps": N("Term added to the denominator for numerical stability.", NO_DEFAULT, nullable=False),
+        "weight_decay": N("Weight decay (decoupled for AdamW semantics).", NO_DEFAULT, nullable=False),
         "bias_correction": B("Adam/Lamb bias correction.", True),
         "amsgrad": B("AMSGrad variant; not supported by DeepSpeedCPUAdam (ops/adam/cpu_adam.py:106-108).", False),
         # config.py:69-74 and engine.py:2378-2381, 2486-2492: popped by DeepSpeed before construction
@@ -105,7 +118,8 @@ SCHEDULER_PARAMS = {
                            "WarmupDecayLR default 0.001).", None),
         "warmup_num_steps": I("Warmup steps (WarmupLR, WarmupDecayLR, WarmupCosineLR).", 1000),
         "warmup_type": S("Warmup curve: \"log\" or \"linear\".", "log", enum=["log", "linear"]),
-        "total_num_steps": I("WarmupDecayLR/WarmupCosineLR: total training steps (required).", None),
+        "total_num_steps": I("WarmupDecayLR/WarmupCosineLR: total training steps (required).", NO_DEFAULT,
+                             nullable=False),
         "warmup_min_ratio": N("WarmupCosineLR: warmup start LR as a ratio of the optimizer lr.", 0.0),
         "cos_min_ratio": N("WarmupCosineLR: final LR as a ratio of the optimizer lr.", 0.0001),
         "last_batch_iteration": I("Index of the last batch when resuming (-1: start).", -1),
@@ -115,8 +129,8 @@ SCHEDULER_PARAMS = {
         "lr_range_test_step_rate": N("LRRangeTest: scaling rate.", 1.0),
         "lr_range_test_staircase": B("LRRangeTest: staircase scaling.", False),
         # lr_schedules.py:483-497 OneCycle
-        "cycle_min_lr": N("OneCycle: minimum LR (required).", None),
-        "cycle_max_lr": N("OneCycle: maximum LR (required).", None),
+        "cycle_min_lr": N("OneCycle: minimum LR (required).", NO_DEFAULT, nullable=False),
+        "cycle_max_lr": N("OneCycle: maximum LR (required).", NO_DEFAULT, nullable=False),
         "decay_lr_rate": N("OneCycle: LR decay rate.", 0.0),
         "cycle_first_step_size": I("OneCycle: steps of the first half-cycle.", 2000),
         "cycle_second_step_size": I("OneCycle: steps of the second half-cycle (None: same as first).", None),
@@ -181,15 +195,15 @@ TOP_LEVEL = {
     # constants.py:261-265; config.py:241-249 (lower-cased; else ValueError at parse); 0.19.6+ only
     "gradient_allreduce_op": S("Reduction of the data-parallel gradient allreduce. Case-insensitive in "
                                "DeepSpeed. \"sum\" is rejected with ZeRO-3, ZenFlow or DeepCompile "
-                               "(config.py:694-700).", "mean", enum=["mean", "sum"], **{"@since": "0.19.0"}),
+                               "(config.py:694-700).", "mean", enum=["mean", "sum"], **CI, **{"@since": "0.19.0"}),
     # constants.py:215-216; config.py:216-230 (val.lower(); anything else -> ValueError at parse)
     "communication_data_type": S("Dtype of gradient communication (None: follow the training precision). "
                                  "Case-insensitive in DeepSpeed (lower-cased before the check); other values "
-                                 "raise ValueError at parse.", None, enum=PRECISION_ENUM + [None]),
+                                 "raise ValueError at parse.", None, enum=PRECISION_ENUM + [None], **CI),
     # constants.py:228-236 (the accelerator-dependent default at 230-234 is overwritten by line 236)
     "seq_parallel_communication_data_type": S(
         "Dtype of sequence-parallel communication. Case-insensitive in DeepSpeed; other values raise ValueError "
-        "at parse.", "fp32", enum=PRECISION_ENUM + [None]),
+        "at parse.", "fp32", enum=PRECISION_ENUM + [None], **CI),
     # constants.py:39-40; engine.py:2297-2304
     "zero_allow_untested_optimizer": B("Allow ZeRO with an optimizer outside DeepSpeed's tested list.", False),
     # constants.py:41-42; engine.py:2342-2346
@@ -362,7 +376,7 @@ TOP_LEVEL = {
     "checkpoint": LAX("Checkpoint options.", {
         "tag_validation": S("Check that checkpoint tags agree across ranks. Case-insensitive (upper-cased); other "
                             "values raise DeepSpeedConfigError at parse.", "Warn", nullable=False,
-                            enum=["Warn", "Ignore", "Fail", "WARN", "IGNORE", "FAIL", "warn", "ignore", "fail"]),
+                            enum=["Warn", "Ignore", "Fail", "WARN", "IGNORE", "FAIL", "warn", "ignore", "fail"], **CI),
         "load_universal": B("Load a universal checkpoint.", False),
         "use_node_local_storage": B("Save to node-local storage (each node writes its own files).", False),
         "parallel_write": LAX("Parallel checkpoint writing.", {
@@ -372,12 +386,12 @@ TOP_LEVEL = {
         "checkpoint_serialization": B("Use torch serialization for checkpoints.", True, **{"@since": "0.17.0"}),
         "writer": LAX("Checkpoint writer (FastPersist).", {
             "type": S("Writer type; case-insensitive (upper-cased) then asserted.", "FAST", nullable=False,
-                      enum=["MOCK", "PYTHON", "FAST", "mock", "python", "fast"]),
+                      enum=["MOCK", "PYTHON", "FAST", "mock", "python", "fast"], **CI),
             "io_buffer_size": I("I/O buffer size in bytes.", 67108864),
             "io_buffer_double": B("Double-buffer I/O.", True),
             "show_statistics": B("Print I/O statistics.", False),
             "data_parallel": S("Data-parallel write unit; case-insensitive.", None,
-                               enum=["REPLICA", "SOCKET", "MACHINE", "replica", "socket", "machine", None]),
+                               enum=["REPLICA", "SOCKET", "MACHINE", "replica", "socket", "machine", None], **CI),
             "decoupled": B("Decoupled (asynchronous) writing.", False),
             "io_multiplier": I("I/O multiplier.", 1),
         }, **{"@since": "0.17.0"}),
@@ -616,7 +630,7 @@ TOP_LEVEL = {
     "compression_training": {
         "@removed": REMOVED("0.19.7", "the compression library has been removed."),
         **LAX("Compression training (see DeepSpeed's compression docs; sub-blocks are plain dicts).", {
-            k: {"description": f"{k} technique.", "type": "object"}
+            k: LAX(f"{k} technique (shared_parameters / different_groups).", {})
             for k in ("weight_quantization", "activation_quantization", "sparse_pruning", "row_pruning",
                       "head_pruning", "channel_pruning", "layer_reduction")
         }),
@@ -688,4 +702,41 @@ AUTO_FILLED = {
     "zero_optimization.offload_optimizer.nvme_path": {"by": _ACC},
     "zero_optimization.offload_param.device": {"by": _ACC},
     "zero_optimization.offload_param.nvme_path": {"by": _ACC},
+}
+
+# Descriptions for model fields that DeepSpeed leaves undocumented (no docstring, no Field description);
+# used only as a fallback. Keyed by section path; sources are the model definitions named.
+FIELD_DESCRIPTIONS = {
+    # comm/config.py:11-16 CommsLoggerConfig (semantics: comm/comm.py logging helpers)
+    "comms_logger.enabled": "Enable the communication logger.",
+    "comms_logger.prof_all": "Profile all collective operations.",
+    "comms_logger.prof_ops": "Operations to profile when prof_all is false.",
+    "comms_logger.verbose": "Print every logged operation.",
+    "comms_logger.debug": "Include the calling function in the log.",
+    # zero/leaf_module_config.py:20-38 (a bare string is coerced to a one-element list)
+    "zero_optimization.leaf_module.classes": "Module classes (import paths) treated as ZeRO-3 leaf modules; a "
+                                             "bare string is coerced to a one-element list.",
+    "zero_optimization.leaf_module.names": "Module names treated as ZeRO-3 leaf modules.",
+    "zero_optimization.leaf_module.name_suffixes": "Module name suffixes treated as ZeRO-3 leaf modules.",
+    # config.py:359-366 HybridEngineConfig
+    "hybrid_engine.enabled": "Enable the hybrid (generation + training) engine.",
+    "hybrid_engine.max_out_tokens": "Maximum number of generated tokens.",
+    "hybrid_engine.inference_tp_size": "Tensor-parallel degree used for generation.",
+    "hybrid_engine.release_inference_cache": "Release the inference cache after generation.",
+    "hybrid_engine.pin_parameters": "Pin parameters in host memory.",
+    "hybrid_engine.tp_gather_partition_size": "Partition size when gathering tensor-parallel weights.",
+    "hybrid_engine.enable_cuda_graph": "Capture generation with CUDA graphs.",
+    # tensor_parallel/config.py:18-36, 65
+    "tensor_parallel.tensor_parallel.tp_group": "Tensor-parallel process group (a Python object).",
+    "tensor_parallel.injection_policy_tuple": "Injection policy (Python objects).",
+    # inference/config.py:83-93 WeightQuantConfig
+    "weight_quantization.enabled": "Enable weight quantization.",
+    "weight_quantization.num_bits": "Bits per quantized weight.",
+    "weight_quantization.q_type": "Quantization type.",
+    "weight_quantization.q_groups": "Number of quantization groups.",
+    "weight_quantization.quantized_initialization": "Quantize weights at initialization (options).",
+    "weight_quantization.post_init_quant": "Quantize these modules after initialization (name -> options).",
+    # 0.16.9 .. 0.19.6 zero/config.py (fields removed in 0.19.7)
+    "zero_optimization.mics_shard_size": "MiCS: number of ranks a ZeRO-3 parameter is sharded over (-1: off).",
+    "zero_optimization.mics_hierarchical_params_gather": "MiCS: hierarchical parameter all-gather.",
 }
