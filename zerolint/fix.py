@@ -97,12 +97,12 @@ def _key(d: Diagnostic, f: Fix) -> tuple:
 
 
 class _Linter:
-    def __init__(self, path: str, settings: Settings | None, selection: Selection | None) -> None:
-        self.path, self.settings, self.selection = path, settings, selection
+    def __init__(self, path: str, settings: Settings | None, selection: Selection | None, rules=None) -> None:
+        self.path, self.settings, self.selection, self.rules = path, settings, selection, rules
 
     def __call__(self, text: str) -> tuple[Document, list[Diagnostic]]:
         doc = parse(text, self.path)
-        return doc, run_rules(doc, self.settings, self.selection)
+        return doc, run_rules(doc, self.settings, self.selection, self.rules)
 
 
 def _verify(before: Document, before_diags: list[Diagnostic], after: Document, after_diags: list[Diagnostic],
@@ -145,10 +145,10 @@ def map_offset(p: int, edits: Sequence[Edit], side: str = "lo") -> int:
 
 def fix_text(text: str, path: str = "<string>", settings: Settings | None = None,
              selection: Selection | None = None, unsafe: bool = False, prefer: Sequence[str] = (),
-             max_passes: int = MAX_PASSES) -> FixResult:
+             max_passes: int = MAX_PASSES, rules: list | None = None) -> FixResult:
     """Fix `text` (see the module docstring). Returns the fixed text, the fixes applied (in order), the
     diagnostics that remain on the fixed text, and the fixes dropped because they failed verification."""
-    lint = _Linter(path, settings, selection)
+    lint = _Linter(path, settings, selection, rules)
     prefer = tuple(prefer)
     result = FixResult(text=text, original=text)
     doc, diags = lint(text)
