@@ -29,16 +29,19 @@ HF_FILLS = frozenset(
         "/scheduler/params/warmup_max_lr",
         "/scheduler/params/warmup_num_steps",
         "/scheduler/params/total_num_steps",
-        "/scheduler/params/cos_min_ratio",
         "/fp16/enabled",
         "/bf16/enabled",
         "/amp/enabled",
         "/amp/opt_level",
-        # from the model's hidden size, when the model config has one
+        # from the model's hidden size (`trainer_config_finalize`); the two stage3_ keys only under ZeRO-3
         "/zero_optimization/reduce_bucket_size",
         "/zero_optimization/stage3_prefetch_bucket_size",
         "/zero_optimization/stage3_param_persistence_threshold",
     }
+)
+# Filled only when the config is a ZeRO-3 config (`if self.is_zero3()` in trainer_config_finalize).
+ZERO3_ONLY_FILLS = frozenset(
+    {"/zero_optimization/stage3_prefetch_bucket_size", "/zero_optimization/stage3_param_persistence_threshold"}
 )
 
 # Accelerate fills what the Trainer fills (when used through the Trainer) plus its plugin's fields.

@@ -124,6 +124,8 @@ class View:
 
     def fills_auto(self, pointer: str) -> bool:
         """Whether the target consumer replaces an "auto" at this pointer before DeepSpeed sees it."""
+        if pointer in consumers.ZERO3_ONLY_FILLS and self.target == "hf" and self.zero_stage not in (3, None):
+            return False
         return consumers.fills_auto(self.target, pointer)
 
     def number(self, node: Node | None) -> int | float | None:
