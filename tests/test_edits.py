@@ -43,6 +43,7 @@ CASES = [
      {}, '{\n  "a": {\n    "x": 1\n  }}'),
     ("remove multi-line value", '{\n\t"a": {\n\t\t"x": 1\n\t},\n\t"b": 2\n}', ("remove_member", "/a"), {},
      '{\n\t"b": 2\n}'),
+    ("remove last with trailing comma, one line", '{"a": 1, "b": 2,}', ("remove_member", "/b"), {}, '{"a": 1,}'),
     ("remove, hjson without commas", '{\n  "a": 1\n  "b": 2\n}', ("remove_member", "/a"), {}, '{\n  "b": 2\n}'),
     ("remove, root without braces", "a: 1\nb: 2\n", ("remove_member", "/a"), {}, "b: 2\n"),
     ("remove missing pointer", '{"a": 1}', ("remove_member", "/b"), {}, None),

@@ -351,8 +351,8 @@ def remove_member(doc: Document, target: str | Member) -> Edits | None:
         j = e
         while j < len(text) and text[j] in " \t":
             j += 1
-        if _at_eol(text, j) or j in comments:
-            while s > 0 and text[s - 1] in " \t":
+        if _at_eol(text, j) or j in comments or (last and braced and j == parent.end - 1):
+            while s > 0 and text[s - 1] in " \t":  # `{"a": 1, "b": 2,}` -> `{"a": 1,}`
                 s -= 1
         else:
             e = j

@@ -135,7 +135,8 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
     else:
         line = (f"{verb} {fixed} finding{'s' * (fixed != 1)} in {n_files} file{'s' * (n_files != 1)} "
                 f"({len(remaining)} remaining).")
-    hidden = sum(1 for d in remaining if d.fix is not None and not d.fix.safe) if not unsafe else 0
+    reported = not diff and not fix_only  # the report's own summary line already counts the unsafe fixes
+    hidden = sum(1 for d in remaining if d.fix is not None and not d.fix.safe) if not (unsafe or reported) else 0
     if hidden:
         line += f" {hidden} more with --unsafe-fixes."
     choices = sum(1 for d in remaining if d.fix is None and any(f.choice for f in d.fixes))
