@@ -13,6 +13,7 @@ brace-less root in `{ }` are safe (DeepSpeed reads the same values). Deleting a 
 is the author's note, and its text is lost."""
 
 import json
+import re
 
 from zerolint import edits
 from zerolint import pointer as jp
@@ -106,9 +107,17 @@ def _fix(view, note):
             return None
         if kind == "quoteless-string" and any(value.find(m) > 0 for m in ("#", "//", "/*")):
             return None  # the value swallowed a comment: ZL004 offers the fix that was meant
+        if kind == "quoteless-string" and value.endswith(","):
+            return None  # `"stage": ${STAGE},` — the comma was meant as JSON's; quoting it would keep it in the value
+        # A template placeholder (`${STAGE}`, `{{ stage }}`, `CONFIG_FP16_ENABLED`) is meant to be substituted with
+        # a number or a boolean: quoting it keeps hjson's reading but changes what the template produces.
+        placeholder = kind == "quoteless-string" and bool(_PLACEHOLDER.search(value))
         return edits.make_fix("use a double-quoted JSON string",
-                              (Edit(note.start, note.end, json.dumps(value, ensure_ascii=False)),))
+                              (Edit(note.start, note.end, json.dumps(value, ensure_ascii=False)),), safe=not placeholder)
     return None
+
+
+_PLACEHOLDER = re.compile(r"\$\{|\{\{|%\(|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^<.*>$")
 
 
 def _hjson_string(doc, note):

@@ -238,7 +238,8 @@ def unified_diff(path: str, before: str, after: str) -> str:
     a = _lines(before)
     b = _lines(after)
     out = []
-    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"):
+    rel = not path.startswith(("/", "<")) and not re.match(r"[A-Za-z]:[\\/]", path)
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}" if rel else path, tofile=f"b/{path}" if rel else path):
         if not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         out.append(line)
