@@ -50,7 +50,8 @@ def read_bytes(path: str, limits: Limits) -> bytes:
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,
-               limits: Limits | None = None) -> Result:
+               limits: Limits | None = None, rules: list | None = None) -> Result:
+    """`rules`: the rules to run (default: the built-in ones; the CLI adds the user's policy rules)."""
     limits = limits or Limits()
     if len(data) > limits.max_bytes:
         doc = parse("", path)
@@ -60,15 +61,15 @@ def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selecti
         doc.notes.append(Note("size-limit", 0, 0,
                               f"the file is larger than the {limits.max_bytes:,}-byte limit"))
         doc.fatal = True
-        return Result(path, doc, run_rules(doc, settings, selection))
+        return Result(path, doc, run_rules(doc, settings, selection, rules))
     doc = parse_bytes(data, path, limits.max_depth)
-    return Result(path, doc, run_rules(doc, settings, selection))
+    return Result(path, doc, run_rules(doc, settings, selection, rules))
 
 
 def lint_path(path: str, settings: Settings | None = None, selection: Selection | None = None,
-              limits: Limits | None = None) -> Result:
+              limits: Limits | None = None, rules: list | None = None) -> Result:
     limits = limits or Limits()
-    return lint_bytes(read_bytes(path, limits), path, settings, selection, limits)
+    return lint_bytes(read_bytes(path, limits), path, settings, selection, limits, rules)
 
 
 def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,

@@ -38,6 +38,8 @@ class Case:
     target: str = "auto"
     deepspeed_version: str | None = None
     world_size: int | None = None
+    training_args: dict | None = None  # a TrainingArguments dump (ZL523)
+    accelerate: dict | None = None  # an Accelerate config YAML's content (ZL521)
     fixed: str | None = None
     unsafe_fixed: str | None = None
     prefer: str | None = None
@@ -47,7 +49,17 @@ class Case:
     def settings(self):
         from .view import Settings
 
-        return Settings(target=self.target, deepspeed_version=self.deepspeed_version, world_size=self.world_size)
+        training_args = accelerate = None
+        if self.training_args is not None:
+            from .hf import training_args_dict
+
+            training_args = training_args_dict(self.training_args)
+        if self.accelerate is not None:
+            from .hf import AccelerateConfig
+
+            accelerate = AccelerateConfig("accelerate_config.yaml", self.accelerate)
+        return Settings(target=self.target, deepspeed_version=self.deepspeed_version, world_size=self.world_size,
+                        training_args=training_args, accelerate=accelerate)
 
 
 def load_cases(code: str) -> list[Case]:
@@ -60,7 +72,7 @@ def load_cases(code: str) -> list[Case]:
     out = []
     for raw in data.get("case", []):
         unknown = set(raw) - {"name", "kind", "config", "expect", "target", "deepspeed_version", "world_size",
-                              "fixed", "unsafe_fixed", "prefer", "note"}
+                              "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate"}
         if unknown:
             raise ValueError(f"{code}.toml: unknown case keys {sorted(unknown)}")
         if raw.get("kind") not in ("bad", "good"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field
 
@@ -11,6 +12,7 @@ from .rule import Finding, Rule, all_rules
 from .view import Settings, View
 
 INTERNAL_ERROR = ("ZL000", "internal-error")
+_CODE_PREFIX = re.compile(r"[A-Z]{2,}\d*")
 
 
 @dataclass
@@ -29,7 +31,8 @@ class Selection:
             return True
         if e.lower() == rule.name or e in rule.aliases:
             return True
-        return e.upper().startswith("ZL") and rule.code.startswith(e.upper())
+        # A code or code prefix: ZL1, ZL101, or a user policy's ORG, ORG001 (letters, then digits).
+        return _CODE_PREFIX.fullmatch(e.upper()) is not None and rule.code.startswith(e.upper())
 
     def _specificity(self, rule: Rule, entries: list[str]) -> int:
         best = -1

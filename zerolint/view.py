@@ -60,6 +60,10 @@ class Settings:
     target: str = "auto"  # deepspeed | hf | accelerate | auto
     deepspeed_version: str | None = None  # None: installed deepspeed, else DEFAULT_DEEPSPEED_VERSION
     world_size: int | None = None
+    # What the HF Trainer / Accelerate bring besides the config (zerolint/hf.py): a TrainingArguments dump
+    # (`--training-args`, a dict with defaults filled) and the Accelerate config YAML that names this file.
+    training_args: dict | None = None
+    accelerate: Any = None
 
 
 class View:
