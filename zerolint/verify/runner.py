@@ -1,0 +1,368 @@
+"""The parent side of a verify run: launch the child (never importing torch or deepspeed here), watch its
+progress, enforce the timeout, and leave nothing running.
+
+Process model (docs/verify.md):
+- one rank: `python -m zerolint.verify.child` with MASTER_ADDR/MASTER_PORT (a free port)/RANK/WORLD_SIZE/LOCAL_RANK
+  set here (without them DeepSpeed tries MPI discovery, which fails where mpi4py is missing);
+- several ranks: `python -m torch.distributed.run --standalone --nproc_per_node N -m zerolint.verify.child`, or
+  the `deepspeed` launcher (`python -m deepspeed.launcher.runner --num_gpus N --module ...`; it appends
+  --local_rank, which the child accepts);
+- the child starts a new session (its own process group). Every process of the run carries
+  ZEROLINT_VERIFY_RUN=<id> in its environment; on timeout (or Ctrl-C, or leftovers after exit) each such process
+  and its process group get SIGTERM, then SIGKILL. torchrun starts its workers in sessions of their own, so
+  killing the launcher's group alone would not be enough.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from . import cache
+from .resolve import Plan, normalize_arch_list
+
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+DIST_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+             "ROLE_RANK", "TORCHELASTIC_RUN_ID", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE")
+
+
+@dataclass
+class RunOptions:
+    accelerator: str = "cpu"  # cpu | cuda
+    world_size: int = 1
+    launcher: str = "torchrun"  # torchrun | deepspeed (used when world_size > 1)
+    timeout: float = 300.0
+    extensions_dir: str = ""
+    python: str = sys.executable
+    progress: Callable[[str], None] | None = None
+    keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def detect_gpus() -> tuple[int, str | None]:
+    """(number of visible NVIDIA GPUs, the first one's name) without importing torch."""
+    names: list[str] = []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30)
+        if out.returncode == 0:
+            names = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    except (OSError, subprocess.SubprocessError):
+        names = []
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        visible = [x for x in cvd.split(",") if x.strip() and x.strip() != "-1"]
+        names = names[: len(visible)]
+    return len(names), (names[0] if names else None)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def needed_ops(plan: Plan, accelerator: str) -> list[str]:
+    """DeepSpeed ops the run will JIT-build if they are not in the cache yet (to say so before the wait)."""
+    ops = []
+    if accelerator == "cpu":
+        ops.append("deepspeed_shm_comm")
+    if plan.client_optimizer == "DeepSpeedCPUAdam":
+        ops.append("cpu_adam")
+    opt = plan.config.get("optimizer")
+    if isinstance(opt, dict) and str(opt.get("type", "")).lower() in ("adam", "adamw"):
+        params = opt.get("params") if isinstance(opt.get("params"), dict) else {}
+        z = plan.config.get("zero_optimization")
+        off = z.get("offload_optimizer") if isinstance(z, dict) else None
+        if isinstance(off, dict) and off.get("device") in ("cpu", "nvme"):
+            ops.append("cpu_adam")
+        elif not params.get("torch_adam"):
+            ops.append("fused_adam")
+    return ops
+
+
+def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in DIST_VARS}
+    env.update(MULTICAST_OFF)
+    env["ZEROLINT_VERIFY_RUN"] = run_id
+    env["PYTHONUNBUFFERED"] = "1"
+    env["DS_ACCELERATOR"] = opts.accelerator
+    env["TORCH_EXTENSIONS_DIR"] = opts.extensions_dir
+    arch = normalize_arch_list(env.get("TORCH_CUDA_ARCH_LIST"))
+    if arch is not None:
+        env["TORCH_CUDA_ARCH_LIST"] = arch
+    # Make sure the child imports this zerolint (installed or not).
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if opts.world_size == 1:
+        env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1",
+                    "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"})
+    return env
+
+
+def command(opts: RunOptions, spec_path: str, out_dir: str, port: int | None) -> list[str]:
+    child = ["--spec", spec_path, "--out", out_dir]
+    if opts.world_size == 1:
+        return [opts.python, "-m", "zerolint.verify.child", *child]
+    if opts.launcher == "deepspeed":
+        return [opts.python, "-m", "deepspeed.launcher.runner", "--num_gpus", str(opts.world_size),
+                "--master_port", str(port), "--module", "zerolint.verify.child", *child]
+    return [opts.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(opts.world_size),
+            "-m", "zerolint.verify.child", *child]
+
+
+# -- cleanup ------------------------------------------------------------------------------------------------------
+
+def processes_of(run_id: str) -> list[int]:
+    """Every live process whose environment carries this run's id (Linux /proc; empty elsewhere)."""
+    marker = f"ZEROLINT_VERIFY_RUN={run_id}".encode()
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for d in entries:
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    out.append(int(d))
+        except OSError:
+            continue
+    return out
+
+
+def _signal_all(pids: list[int], sig: int, own_pgid: int) -> None:
+    groups = set()
+    for pid in pids:
+        try:
+            groups.add(os.getpgid(pid))
+        except OSError:
+            pass
+    for g in groups - {own_pgid}:
+        try:
+            os.killpg(g, sig)
+        except OSError:
+            pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def kill_run(proc: subprocess.Popen | None, run_id: str, grace: float = 5.0) -> list[int]:
+    """SIGTERM every process of the run (and their groups), wait `grace`, SIGKILL what is left. Returns the pids
+    that were still alive after SIGKILL (should be empty)."""
+    own = os.getpgid(0)
+    pids = processes_of(run_id)
+    if proc is not None and proc.poll() is None and proc.pid not in pids:
+        pids.append(proc.pid)
+    if pids:
+        _signal_all(pids, signal.SIGTERM, own)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if proc is not None:
+            proc.poll()
+        if not processes_of(run_id) and (proc is None or proc.poll() is not None):
+            break
+        time.sleep(0.1)
+    left = processes_of(run_id)
+    if left or (proc is not None and proc.poll() is None):
+        _signal_all(left + ([proc.pid] if proc is not None and proc.poll() is None else []), signal.SIGKILL, own)
+    if proc is not None:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    time.sleep(0.05)
+    return processes_of(run_id)
+
+
+# -- a run ----------------------------------------------------------------------------------------------------------
+
+def _read_json(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _tail(path: str, n: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _phases(out_dir: str, rank: int = 0) -> list[str]:
+    try:
+        with open(os.path.join(out_dir, f"progress-rank{rank}.jsonl"), encoding="utf-8") as f:
+            return [json.loads(x)["phase"] for x in f if x.strip()]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def spec_of(plan: Plan, accelerator: str) -> dict:
+    return {
+        "config": plan.config, "model": plan.model.to_json(), "steps": plan.steps,
+        "client_optimizer": plan.client_optimizer, "client_optimizer_args": plan.client_optimizer_args,
+        "accelerator": accelerator, "fp16": plan.enabled("fp16") and not plan.enabled("bf16"),
+        "zero_stage": plan.zero_stage,
+    }
+
+
+def run_plan(plan: Plan, opts: RunOptions) -> dict:
+    """Run the plan in a child process tree; return the run record (see docs/verify.md)."""
+    run_id = uuid.uuid4().hex[:16]
+    work = opts.keep_dir or tempfile.mkdtemp(prefix="zerolint-verify-")
+    os.makedirs(work, exist_ok=True)
+    out_dir = os.path.join(work, "out")
+    os.makedirs(out_dir, exist_ok=True)
+    spec_path = os.path.join(work, "spec.json")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec_of(plan, opts.accelerator), f, indent=1)
+    log_path = os.path.join(work, "child.log")
+    say = opts.progress or (lambda s: None)
+
+    before = cache.built_ops(opts.extensions_dir)
+    pending = [op for op in needed_ops(plan, opts.accelerator) if op not in before]
+    if pending:
+        say(f"first use on this machine: DeepSpeed JIT-builds {', '.join(pending)} (40-75 s each), cached in "
+            f"{opts.extensions_dir}")
+
+    record: dict = {"run_id": run_id, "world_size": opts.world_size, "accelerator": opts.accelerator,
+                    "launcher": opts.launcher if opts.world_size > 1 else "single", "timeout_s": opts.timeout,
+                    "jit_pending": pending, "workdir": work}
+    for attempt in range(2):
+        port = free_port() if (opts.world_size == 1 or opts.launcher == "deepspeed") else None
+        cmd = command(opts, spec_path, out_dir, port)
+        record["command"] = cmd
+        for name in os.listdir(out_dir):
+            os.remove(os.path.join(out_dir, name))
+        t0 = time.monotonic()
+        status = _launch(cmd, child_env(plan, opts, run_id, port), log_path, out_dir, opts, say, record)
+        record["wall_s"] = round(time.monotonic() - t0, 2)
+        if status == "retry" and attempt == 0:
+            say("port already in use: retrying with another port")
+            continue
+        break
+    record["jit_built"] = sorted(cache.built_ops(opts.extensions_dir) - before)
+    record["leftover_pids"] = processes_of(run_id)
+    if record["status"] not in ("pass", "skip"):
+        record["log_tail"] = _tail(log_path)
+    if opts.keep_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+        record.pop("workdir")
+    return record
+
+
+def _launch(cmd, env, log_path, out_dir, opts: RunOptions, say, record: dict) -> str:
+    with open(log_path, "ab") as log:
+        try:
+            proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, cwd=os.path.dirname(out_dir))
+        except OSError as e:
+            record.update(status="crash", phase="launch", error={"type": type(e).__name__, "message": str(e)})
+            return "crash"
+        seen, deadline = 0, time.monotonic() + opts.timeout
+        try:
+            while proc.poll() is None:
+                phases = _phases(out_dir)
+                for phase in phases[seen:]:
+                    say(phase)
+                seen = len(phases)
+                if time.monotonic() > deadline:
+                    phases = _phases(out_dir)
+                    left = kill_run(proc, record["run_id"])
+                    record.update(status="timeout", phase=phases[-1] if phases else "launch",
+                                  leftover_after_kill=left)
+                    return "timeout"
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            kill_run(proc, record["run_id"])
+            raise
+        rc = proc.returncode
+    # Anything the run started that outlived it (a worker, a compiler) goes too.
+    if processes_of(record["run_id"]):
+        kill_run(None, record["run_id"])
+    record["returncode"] = rc
+    ranks = []
+    for r in range(opts.world_size):
+        res = _read_json(os.path.join(out_dir, f"result-rank{r}.json"))
+        if res is not None:
+            ranks.append(res)
+    return _aggregate(record, ranks, rc, log_path)
+
+
+def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str) -> str:
+    if not ranks:
+        tail = _tail(log_path)
+        if "EADDRINUSE" in tail or "address already in use" in tail.lower():
+            record.update(status="crash", phase="launch")
+            return "retry"
+        record.update(status="crash", phase="launch" if rc != 0 else "unknown",
+                      error={"type": "ChildExited", "message": f"the verify child exited with code {rc} without "
+                                                                f"writing a result"})
+        return "crash"
+    failed = [r for r in ranks if r.get("status") == "fail"]
+    r0 = next((r for r in ranks if r.get("rank") == 0), ranks[0])
+    if failed:
+        f = failed[0]
+        msg = (f.get("error") or {}).get("message", "")
+        if "EADDRINUSE" in msg or "address already in use" in msg.lower():
+            record.update(status="crash", phase=f.get("phase"))
+            return "retry"
+        record.update(status="fail", phase=f.get("phase"), error=f.get("error"), failed_rank=f.get("rank"))
+    elif all(r.get("status") == "skip" for r in ranks):
+        record.update(status="skip", reason=r0.get("reason"))
+    elif len(ranks) < record["world_size"]:
+        record.update(status="crash", phase="unknown", error={
+            "type": "ChildExited", "message": f"only {len(ranks)} of {record['world_size']} ranks wrote a result "
+                                              f"(exit code {rc})"})
+    else:
+        record["status"] = "pass"
+    record["facts"] = r0.get("facts", {})
+    record["versions"] = r0.get("versions", {})
+    record["device_name"] = r0.get("device_name")
+    record["losses"] = r0.get("losses")
+    record["skipped_steps"] = r0.get("skipped_steps")
+    record["estimates"] = r0.get("estimates")
+    record["timings"] = r0.get("timings", {})
+    mem: dict = {}
+    for r in ranks:
+        for k, v in (r.get("memory") or {}).items():
+            if isinstance(v, (int, float)):
+                mem[k] = max(mem.get(k, 0), v)
+    record["memory"] = mem
+    record["ranks"] = [{"rank": r.get("rank"), "status": r.get("status"), "memory": r.get("memory"),
+                        "timings": r.get("timings")} for r in ranks]
+    return record["status"]
