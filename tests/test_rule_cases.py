@@ -46,3 +46,22 @@ def test_rule_metadata(rule):
     assert rule.summary and not rule.summary.endswith(".")
     assert rule.rationale, f"{rule.code}: the module docstring is the rule's rationale"
     assert rule.evidence, f"{rule.code}: cite the DeepSpeed source or an issue"
+
+
+FIX_CASES = [(r, c) for r, c in CASES if c.fixed is not None or c.unsafe_fixed is not None]
+
+
+@pytest.mark.parametrize("rule,case", FIX_CASES, ids=[f"{r.code}-fixed-{c.name}" for r, c in FIX_CASES])
+def test_case_fixed(rule, case):
+    """`fixed`: the text `zerolint check --fix` makes of the config (this rule's fixes only); `unsafe_fixed`: the
+    same with --unsafe-fixes; `prefer`: the --prefer choice for both."""
+    from zerolint.fix import fix_text
+
+    prefer = [case.prefer] if case.prefer else []
+    for expected, unsafe in ((case.fixed, False), (case.unsafe_fixed, True)):
+        if expected is None:
+            continue
+        r = fix_text(case.config, "ds_config.json", case.settings, Selection(select=[rule.code]), unsafe=unsafe,
+                     prefer=prefer)
+        assert not r.failed, [f"{a.fix.description}: {a.reason}" for a in r.failed]
+        assert r.text == expected, "unsafe_fixed" if unsafe else "fixed"

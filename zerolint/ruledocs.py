@@ -64,11 +64,12 @@ def render_rule(rule: Rule, terminal: bool = False) -> str:
                     lines += [f"ds_config.json:{d.line}:{d.column}: {d.severity.value} {d.code} {d.message}"
                               + (f"\n  help: {d.help}" if d.help else "") for d in found]
                     lines += ["```", ""]
+            prefer = f" --prefer {case.prefer}" if case.prefer else ""
             if case.fixed is not None:
-                lines += ["After `zerolint check --fix`:", "", "```json", case.fixed.strip("\n"), "```", ""]
+                lines += [f"After `zerolint check --fix{prefer}`:", "", "```json", case.fixed.strip("\n"), "```", ""]
             if case.unsafe_fixed is not None:
-                lines += ["After `zerolint check --fix --unsafe-fixes`:", "", "```json", case.unsafe_fixed.strip("\n"),
-                          "```", ""]
+                lines += [f"After `zerolint check --fix --unsafe-fixes{prefer}`:", "", "```json",
+                          case.unsafe_fixed.strip("\n"), "```", ""]
     if rule.evidence:
         lines += ["## Evidence", ""]
         lines += [f"- {e.strip()}" for e in rule.evidence.split(";") if e.strip()]
