@@ -31,9 +31,9 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 
 
 def _check_rule_codes(codes: list[str], option: str) -> None:
-    from .rule import all_rules
+    from .extra_rules import known_rules  # built-in, engine-level and the loaded policy rules
 
-    rules = all_rules()
+    rules = known_rules()
     for c in codes:
         if c.upper() == "ALL" or c.upper() == "ZL" or any(
             c.lower() == r.name or r.code.startswith(c.upper()) or c in r.aliases for r in rules
@@ -53,21 +53,21 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1)
 @click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif", "github", "junit"]),
               help="Output format (repeatable). Default: text, or github when GITHUB_ACTIONS=true and no --output.")
 @click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False, writable=True),
               help="Write a report to FILE (repeatable: the last N formats go to the N files, in order; the others "
                    "to stdout). `--format text --format sarif -o zerolint.sarif`.")
-@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
+@click.option("--target", type=click.Choice(TARGETS), default=None,
               help="Who reads the config: raw DeepSpeed, the HF Trainer, Accelerate; auto = hf when the file holds "
-                   '"auto" values, else deepspeed.')
+                   '"auto" values, else deepspeed [default: auto].')
 @click.option("--world-size", type=click.IntRange(min=1), default=None,
               help="Data-parallel world size the job runs with (enables the batch-size equation).")
 @click.option("--deepspeed-version", metavar="X.Y.Z", default=None,
               help="DeepSpeed version to check against [default: the installed one, else 0.19.8].")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
-              help="Exit 1 when a finding at or above this severity is reported.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding at or above this severity is reported [default: error].")
 @click.option("--select", multiple=True, help="Rules to run (codes, prefixes like ZL2, names; comma-separated).")
 @click.option("--ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated).")
 @click.option("--severity", "severity_overrides", multiple=True, metavar="CODE=LEVEL",
@@ -80,6 +80,19 @@ def main() -> None:
 @click.option("--max-depth", type=click.IntRange(min=1, max=5000), default=None,
               help="Deepest nesting to parse [default: 256].")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip when expanding directories.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="Use this zerolint config (.zerolint.toml or pyproject.toml) for every file instead of the "
+                   "nearest one above each file.")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings, and where each came from, for the "
+              "first file (or the working directory) and exit.")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+              help="Hide the findings recorded in this baseline file (see --write-baseline).")
+@click.option("--write-baseline", is_flag=False, flag_value="", default=None, metavar="[FILE]",
+              help="Record every current finding in a baseline file [default: the config's `baseline`, else "
+                   ".zerolint-baseline.json] and exit 0.")
+@click.option("--training-args", type=click.Path(dir_okay=False), default=None, metavar="FILE.json",
+              help="A TrainingArguments dump (args.to_json_string()): report every value the HF Trainer would "
+                   "reject as a mismatch with the DeepSpeed config.")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes in place, then report what remains.")
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff also apply the unsafe fixes (they change behaviour); alone, count them as "
@@ -89,33 +102,56 @@ def main() -> None:
 @click.option("--prefer", multiple=True, metavar="CHOICE",
               help="Pick this alternative where a finding offers several (e.g. --prefer bf16); repeatable.")
 def check(files, formats, outputs, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
-          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, fix=False, unsafe_fixes=False, diff=False,
+          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, config_file=None, show_settings=False,
+          baseline=None, write_baseline=None, training_args=None, fix=False, unsafe_fixes=False, diff=False,
           fix_only=False, prefer=()) -> None:
     """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
-    from .api import Limits, UnreadableFile, lint_bytes, lint_path
-    from .diagnostics import Severity
-    from .engine import Selection
+    from .api import Limits, UnreadableFile
     from .files import expand
     from .versions import Version
-    from .view import Settings
 
     if deepspeed_version is not None:
         try:
             Version(deepspeed_version)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--deepspeed-version") from None
-    select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
+    select_codes, ignore_codes = _split_codes(select), _split_codes(ignore)
     overrides = _parse_severity_overrides(severity_overrides)
+    if not files and not show_settings:
+        raise click.UsageError("Missing argument 'FILES...'.")
+    paths, problems = expand(list(files), list(exclude))
+    unreadable = list(problems)
+    # Settings per file: defaults < the nearest zerolint config (zerolint/config.py) < these flags.
+    from .config import ConfigError, Project
+
+    try:
+        project = Project({"select": select_codes, "ignore": ignore_codes, "severity": overrides, "target": target,
+                           "world-size": world_size, "deepspeed-version": deepspeed_version, "fail-on": fail_on,
+                           "baseline": baseline}, config_path=config_file)
+        paths = project.included(paths)
+        first = project.resolve(paths[0] if paths else "-")
+        training = None
+        if training_args is not None:
+            from .hf import TrainingArgsError, training_args_dict
+
+            try:
+                training = training_args_dict(training_args)
+            except TrainingArgsError as e:
+                raise ConfigError(f"--training-args: {e}") from None
+    except ConfigError as e:
+        click.echo(f"zerolint: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
     _check_rule_codes(select_codes, "--select")
     _check_rule_codes(ignore_codes, "--ignore")
     _check_rule_codes(list(overrides), "--severity")
+    if show_settings:
+        click.echo(first.show(), nl=False)
+        sys.exit(EXIT_OK)
 
-    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size)
-    selection = Selection(select=select_codes, ignore=ignore_codes, severity=overrides)
+    # The first file's settings serve --fix (and carry the options no config file sets, for every file).
+    settings, fail_on = first.settings(training_args=training), first.get("fail-on")
+    selection = first.selection()
     limits = Limits(**{k: v for k, v in (("max_bytes", max_bytes), ("max_depth", max_depth)) if v is not None})
-
-    paths, problems = expand(list(files), list(exclude))
-    unreadable = list(problems)
     if fix or diff or fix_only:
         from .fixcli import run_fixes
 
@@ -125,16 +161,28 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
     results = []
     for path in paths:
         try:
-            if path == "-":
-                data = sys.stdin.buffer.read(limits.max_bytes + 1)
-                results.append(lint_bytes(data, stdin_filename or "<stdin>", settings, selection, limits))
-            else:
-                results.append(lint_path(path, settings, selection, limits))
+            results.extend(project.lint(path, limits, stdin_filename, training, template=settings))
         except UnreadableFile as e:
             unreadable.append(str(e))
 
-    diagnostics = [d for r in results for d in r.diagnostics]
-    documents = {r.path: r.document for r in results if r.document is not None}
+    # Suppressions in the config and the baseline (zerolint/suppress.py); unused ones are reported as ZL090.
+    from .suppress import Suppressions, write_baseline as write_baseline_file
+
+    try:
+        suppressions = Suppressions(project, use_baseline=write_baseline is None)
+        diagnostics, unused = suppressions.apply(results)
+        if write_baseline is not None:
+            target_file = write_baseline or os.path.relpath(first.baseline_path(for_writing=True))
+            count = write_baseline_file(target_file, diagnostics)
+            click.echo(f"zerolint: wrote {count} baseline {'entry' if count == 1 else 'entries'} "
+                       f"({len(diagnostics)} findings) to {target_file}", err=True)
+            sys.exit(EXIT_USAGE if unreadable else EXIT_OK)
+        diagnostics += unused
+        fail_ranks = {d.file: project.fail_rank(d.file) for d in diagnostics}
+    except ConfigError as e:
+        click.echo(f"zerolint: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    documents = {r.path: r.document for r in results if r.document is not None} | suppressions.shown
     summary = make_summary(diagnostics, len(results))
     if unsafe_fixes:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes
         summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
@@ -143,10 +191,9 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
 
     for msg in unreadable:
         click.echo(f"zerolint: error: {msg}", err=True)
-    threshold = Severity.parse(fail_on).rank
     if unreadable:
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if any(d.severity.rank >= threshold for d in diagnostics) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if any(d.severity.rank >= fail_ranks[d.file] for d in diagnostics) else EXIT_OK)
 
 
 def make_summary(diagnostics, files: int) -> dict:

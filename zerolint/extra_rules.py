@@ -15,9 +15,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from .diagnostics import DOCS_BASE
 from .rule import Rule, all_rules
 
-UNUSED_SUPPRESSION = Rule(
+INTEGRATIONS_DOC = DOCS_BASE.rsplit("/", 1)[0] + "/integrations.md"
+
+
+class EngineRule(Rule):
+    """A rule whose findings are produced outside the rule engine; documented in docs/integrations.md."""
+
+    @property
+    def url(self) -> str:
+        return f"{INTEGRATIONS_DOC}#{self.code.lower()}-{self.name}"
+
+UNUSED_SUPPRESSION = EngineRule(
     code="ZL090",
     name="unused-suppression",
     severity="warning",
@@ -29,7 +40,7 @@ same pointer later. Entries are only checked for files that were linted in the r
 linting a subset of the files (as pre-commit does) reports nothing about the others.""",
 )
 
-ACCELERATE_FIELDS = Rule(
+ACCELERATE_FIELDS = EngineRule(
     code="ZL520",
     name="accelerate-fields-with-config-file",
     severity="error",
@@ -48,7 +59,7 @@ launch.py, `mp_from_config_flag`), so it fails the same way; `accelerate config`
 choose a config file. Move the values into the DeepSpeed config file and delete them from the YAML.""",
 )
 
-ACCELERATE_FILE_MISSING = Rule(
+ACCELERATE_FILE_MISSING = EngineRule(
     code="ZL524",
     name="accelerate-config-file-not-found",
     severity="error",
@@ -61,7 +72,7 @@ from the directory `accelerate launch` runs in; zerolint resolves it relative to
 working directory).""",
 )
 
-ACCELERATE_YAML_INVALID = Rule(
+ACCELERATE_YAML_INVALID = EngineRule(
     code="ZL525",
     name="accelerate-config-invalid",
     severity="error",
