@@ -29,7 +29,16 @@ def _settings_line(case: Case) -> str:
         bits.append(f"--deepspeed-version {case.deepspeed_version}")
     if case.world_size:
         bits.append(f"--world-size {case.world_size}")
-    return f"`zerolint check {' '.join(bits)} ds_config.json`" if bits else ""
+    if case.training_args:
+        bits.append("--training-args args.json")
+    line = f"`zerolint check {' '.join(bits)} ds_config.json`" if bits else ""
+    import json
+
+    if case.training_args:
+        line += f", `args.json` holding `{json.dumps(case.training_args)}`"
+    if case.accelerate:
+        line += f", reached through an Accelerate config holding `{json.dumps(case.accelerate)}`"
+    return line
 
 
 def render_rule(rule: Rule, terminal: bool = False) -> str:
