@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "lint"]
+__all__ = ["__version__", "lint", "check_or_raise", "DeepSpeedConfigError"]
 
 
 def lint(config, **kwargs):
@@ -10,3 +10,20 @@ def lint(config, **kwargs):
     from .api import lint as _lint
 
     return _lint(config, **kwargs)
+
+
+def check_or_raise(training_args=None, config=None, **kwargs):
+    """Call before `Trainer(...)`: lint the DeepSpeed config the run will use (default: `training_args.deepspeed`)
+    against DeepSpeed, the HF Trainer and these TrainingArguments; raise `DeepSpeedConfigError` listing every error.
+    See `zerolint.hf.check_or_raise`."""
+    from .hf import check_or_raise as _check
+
+    return _check(training_args, config, **kwargs)
+
+
+def __getattr__(name):
+    if name == "DeepSpeedConfigError":
+        from .hf import DeepSpeedConfigError
+
+        return DeepSpeedConfigError
+    raise AttributeError(f"module 'zerolint' has no attribute {name!r}")

@@ -73,11 +73,27 @@ def lint_path(path: str, settings: Settings | None = None, selection: Selection 
 
 
 def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
-         select: list[str] | None = None, ignore: list[str] | None = None) -> list[Diagnostic]:
+         select: list[str] | None = None, ignore: list[str] | None = None,
+         training_args: Any = None) -> list[Diagnostic]:
     """Lint a config: a path (str or PathLike) to a file, JSON text, or a dict as you would pass to
-    `deepspeed.initialize(config=...)`. Returns the diagnostics, most severe first in each file order."""
-    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size)
+    `deepspeed.initialize(config=...)`; a path ending in .yaml/.yml is an Accelerate config, linted with the
+    DeepSpeed config it names. `training_args`: a TrainingArguments (or its dict / JSON dump, or a path to one)
+    whose values the HF Trainer compares with the config (ZL523); the target then defaults to hf. Returns the
+    diagnostics, most severe first in each file order."""
+    args = None
+    if training_args is not None:
+        from .hf import training_args_dict
+
+        args = training_args_dict(training_args)
+        target = "hf" if target == "auto" else target
+        world_size = world_size or args.get("world_size")
+    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size,
+                        training_args=args)
     selection = Selection(select=select or ["ALL"], ignore=ignore or [])
+    if isinstance(config, (str, os.PathLike)) and os.fspath(config).lower().endswith((".yaml", ".yml")):
+        from .hf import lint_accelerate
+
+        return [d for r in lint_accelerate(os.fspath(config), settings, selection, Limits()) for d in r.diagnostics]
     if isinstance(config, dict):
         return lint_bytes(json.dumps(config, indent=2).encode(), "<dict>", settings, selection).diagnostics
     if isinstance(config, os.PathLike) or (isinstance(config, str) and not config.lstrip().startswith("{")):
