@@ -320,5 +320,44 @@ def schema_cmd(deepspeed_version) -> None:
     click.echo(resources.files("zerolint.schemas").joinpath(name).read_text("utf-8"), nl=False)
 
 
+@main.command("upgrade")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--to", "to", metavar="X.Y.Z", default=None,
+              help="DeepSpeed version to upgrade the config for [default: the installed one, else 0.19.8].")
+@click.option("--diff", is_flag=True, help="Print the rewrites as a unified diff and write nothing (exit 1 if any).")
+@click.option("--remove-removed", is_flag=True,
+              help="Also delete blocks the target version removed (amp, sparse_attention, elasticity, ...); without "
+                   "it they are only reported, with what replaces them.")
+@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
+              help="Who reads the config (as for check).")
+@click.option("--no-color", is_flag=True, help="Never colour the text output.")
+def upgrade_cmd(files, to, diff, remove_removed, target, no_color) -> None:
+    """Rewrite deprecated and renamed keys of FILES for DeepSpeed --to VERSION (cpu_offload, bfloat16,
+    stage3_gather_fp16_weights_on_model_save, aio.thread_count, ...), from DeepSpeed's own deprecation metadata."""
+    from .api import Limits
+    from .engine import Selection
+    from .files import expand
+    from .fixcli import run_fixes
+    from .upgrade import upgrade_text
+    from .versions import Version
+    from .view import Settings
+
+    if to is not None:
+        try:
+            Version(to)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--to") from None
+    settings = Settings(target=target, deepspeed_version=to)
+    paths, problems = expand(list(files), [])
+
+    def factory(path):
+        return lambda text: upgrade_text(text, path, to=to, remove_removed=remove_removed, target=target)
+
+    sys.exit(run_fixes(files, paths, list(problems), settings, Selection(), Limits(), fix=True, diff=diff,
+                       fix_only=False, unsafe=False, prefer=(), formats=("text",), outputs=(), quiet=False,
+                       color=not no_color, fail_on="error", stdin_filename=None, fixer_factory=factory,
+                       verb="Upgraded", show_applied=True))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -24,6 +24,7 @@ class FileOutcome:
     fixed: int = 0
     changed: bool = False
     failed: list = field(default_factory=list)
+    applied: list = field(default_factory=list)
     note: str = ""  # why the file was not fixed / not written
 
 
@@ -58,7 +59,8 @@ def fix_bytes(data: bytes, path: str, settings, selection, limits, unsafe: bool,
 
 def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: bool, diff: bool, fix_only: bool,
               unsafe: bool, prefer: Sequence[str], formats, outputs, quiet: bool, color: bool, fail_on: str,
-              stdin_filename: str | None, fixer_factory: Callable | None = None, verb: str = "Fixed") -> int:
+              stdin_filename: str | None, fixer_factory: Callable | None = None, verb: str = "Fixed",
+              show_applied: bool = False) -> int:
     """Fix every path; returns the exit code. `fixer_factory(path)` -> (text -> FixResult) replaces the
     default `fix_text` (the `upgrade` command uses it)."""
     from .api import UnreadableFile, read_bytes
@@ -90,7 +92,7 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
             outcomes.append(out)
             continue
         out = FileOutcome(name, result.document, result.remaining, fixed=len(result.applied),
-                          changed=result.changed, failed=result.failed, note=result.skipped)
+                          changed=result.changed, failed=result.failed, applied=result.applied, note=result.skipped)
         if diff:
             if result.changed:
                 any_diff = True
@@ -122,6 +124,10 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
         else:
             emit(fmts, outputs, remaining, documents, summary, quiet=quiet, color=color)
     for o in outcomes:
+        if show_applied and o.note != "not written":
+            for a in o.applied:
+                d = a.diagnostic
+                click.echo(f"{o.path}:{d.line}:{d.column}: {'would ' if diff else ''}{a.fix.description}", err=to_err)
         for a in o.failed:
             d = a.diagnostic
             click.echo(f"zerolint: {o.path}:{d.line}:{d.column}: {d.code} fix not applied ({a.fix.description}): "
