@@ -168,21 +168,87 @@ def canonical_dtype(name: object) -> str | None:
 # DtypeEnum spellings -> canonical name, as a dict (used by View.grad_accum_dtype).
 DTYPE_NAMES = DTYPE_ALIASES
 
+# Bytes per element of each canonical dtype.
+DTYPE_BYTES: dict[str, int] = {"fp16": 2, "bf16": 2, "fp32": 4, "int8": 1}
+
+
+def human_bytes(n: float) -> str:
+    """1e9 -> '1.0 GB' (decimal units, as DeepSpeed's own memory estimators print)."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def elements(n: int | float) -> str:
+    """5e8 -> '5e8', 123456789 -> '123456789': how a bucket size is usually written."""
+    n = int(n)
+    if n >= 10**6:
+        mant, exp = f"{n:.0e}".split("e")
+        if float(f"{mant}e{exp}") == n:
+            return f"{mant}e{int(exp)}"
+    return str(n)
+
+
 # -- template placeholders ----------------------------------------------------------------------------------------
-# NOTE (rules engineer, optimizer/precision slice): a simultaneous create of this file overwrote a first version
-# by another engineer; `DTYPE_NAMES` and `placeholder_text` were reconstructed from how zerolint/view.py uses
-# them. Please re-check against your original and restore anything missing.
-_PLACEHOLDER_QUOTED = _re.compile(r"^\s*(?:\$\{[^}]*\}|\{\{[^}]*\}\}|\$[A-Za-z_][A-Za-z0-9_]*|%\([^)]*\)[sd]?|<[^<>]+>)"
-                                  r"\s*,?\s*$")
-_PLACEHOLDER_BARE = _re.compile(r"^\s*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\s*,?\s*$")
+# Shapes of a value that a templating step (sed, envsubst, Jinja, Python %-format) replaces before the file is
+# used. A whole value must match; `${HOME}/logs` inside a longer string is not a placeholder value.
+PLACEHOLDER_ANY = _re.compile(
+    r"\$\{[^{}]+\}"                          # ${zero_stage}  (shell, envsubst)
+    r"|\$[A-Za-z_][A-Za-z0-9_]*"               # $ZERO_STAGE
+    r"|\{\{.*\}\}"                             # {{ zero_stage }}  (Jinja, Helm)
+    r"|\{%.*%\}"                               # {% ... %}
+    r"|%\([A-Za-z_][A-Za-z0-9_]*\)[sdifr]"     # %(batch)d  (Python %-format)
+    r"|<[A-Za-z_][A-Za-z0-9_ .\-]*>"           # <BATCH_SIZE>
+    r"|@[A-Za-z_][A-Za-z0-9_]*@",              # @BATCH@  (autoconf)
+    _re.S,
+)
+# Only for hjson quoteless strings (a JSON file cannot hold them, so they were never meant as strings):
+# CONFIG_BATCH_SIZE, FP16_ENABLE. At least one underscore, so DeepSpeed's own upper-case values (WARN, FAIL,
+# MOCK, REPLICA) do not count.
+PLACEHOLDER_BARE = _re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def placeholder_text(value: str, quoteless: bool) -> str | None:
-    """The template placeholder a whole string value is (`${stage}`, `{{ bs }}`, `$STAGE`, `%(bs)s`, `<BS>`, or,
-    as an hjson quoteless value, `CONFIG_BATCH_SIZE`; a trailing comma that hjson swallowed is allowed), else
-    None."""
+    """The template placeholder a whole string value is, or None. hjson makes a quoteless value run to the end of
+    the line, so `CONFIG_BATCH_SIZE,` holds the comma: it is stripped before matching."""
     if not isinstance(value, str):
         return None
-    if _PLACEHOLDER_QUOTED.match(value) or (quoteless and _PLACEHOLDER_BARE.match(value)):
-        return value.strip().rstrip(",").strip()
+    text = value.strip()
+    if quoteless:
+        text = text.rstrip(",").rstrip()
+    if PLACEHOLDER_ANY.fullmatch(text):
+        return text
+    if quoteless and PLACEHOLDER_BARE.fullmatch(text):
+        return text
     return None
+
+
+# -- integers that must not arrive as floats ----------------------------------------------------------------------
+# Lax (plain-dict) integer settings that DeepSpeed hands, unconverted, to something that rejects a float. A value
+# written `1e6` or `64.0` is an int for DeepSpeed reading the file (hjson, below 1e10) but a float for the HF
+# Trainer / Accelerate (json.load); hjson too keeps 1e10 and above as floats. pointer -> (what fails, when).
+FLOAT_INTOLERANT_INTS: dict[str, tuple[str, str]] = {
+    "/aio/block_size": ("the C++ async-I/O handle (`aio_handle(block_size=...)`, a pybind11 int argument) "
+                        "raises TypeError", "when NVMe offload builds its swapper "
+                        "(swap_tensor/partitioned_param_swapper.py:111-123, partitioned_optimizer_swapper.py:30-34)"),
+    "/aio/queue_depth": ("the C++ async-I/O handle raises TypeError (pybind11 int argument)",
+                         "when NVMe offload builds its swapper (swap_tensor/partitioned_param_swapper.py:111-123)"),
+    "/aio/intra_op_parallelism": ("the C++ async-I/O handle raises TypeError (pybind11 int argument)",
+                                  "when NVMe offload builds its swapper "
+                                  "(swap_tensor/partitioned_param_swapper.py:111-123)"),
+    "/checkpoint/writer/io_buffer_size": ("`torch.empty(io_buffer_size)` raises TypeError (a size must be an int)",
+                                          "when the fast checkpoint writer is created "
+                                          "(model_checkpointing/writer_factory.py:75, 90)"),
+    "/activation_checkpointing/number_checkpoints": ("`range(number_checkpoints)` raises TypeError",
+                                                     "at the first checkpointed forward with "
+                                                     "contiguous_memory_optimization "
+                                                     "(activation_checkpointing/checkpointing.py:409-416)"),
+    "/flops_profiler/top_modules": ("slicing the sorted module list with it raises TypeError",
+                                    "when the profile is printed at profile_step "
+                                    "(profiling/flops_profiler/profiler.py:495-499)"),
+    "/pipeline/activation_checkpoint_interval": ("`range(start, end, interval)` raises TypeError",
+                                                 "at the first forward of a PipelineModule "
+                                                 "(pipe/engine.py:217-218 hands it to the module; "
+                                                 "pipe/module.py:223-233)"),
+}
