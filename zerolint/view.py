@@ -23,6 +23,7 @@ from . import consumers
 from . import pointer as jp
 from .diagnostics import Severity
 from .document import NUMBER, OBJECT, STRING, Document, Node
+from .dsfacts import DTYPE_NAMES, placeholder_text
 from .rule import Finding
 from .schema import Schema, SchemaIssue, load_schema
 from .versions import DEFAULT_DEEPSPEED_VERSION, Version, installed_deepspeed, matches, schema_line
@@ -277,6 +278,90 @@ class View:
             return None
         return "fp16" if fp16 else "bf16" if bf16 else "fp32"
 
+    # -- effective values (ZeRO combination and memory rules) ----------------------------------------------------
+    @staticmethod
+    def is_placeholder(node: Node | None) -> bool:
+        """A whole value that is a template placeholder (`${stage}`, `{{ bs }}`, `$STAGE`, or an hjson quoteless
+        `CONFIG_BATCH_SIZE`): the file is a template, and type rules have nothing to say about it."""
+        return placeholder_of(node) is not None
+
+    def effective(self, pointer: str, kind: str = "bool") -> Any:
+        """The value DeepSpeed ends up with at `pointer` ("bool" | "int" | "number" | "str"): the default when the
+        key is absent (or an "auto" that a strict section drops), None when it is decided at run time (filled
+        "auto", a template placeholder), MISSING when the value is invalid (structural rules report it)."""
+        n = self.node(pointer)
+        strict = self.is_strict(jp.parent(pointer))
+        if n is None or (n.kind == "null" and kind != "str" and self.default(pointer) is None):
+            return self.default(pointer)
+        if self.is_auto(n):
+            if self.fills_auto(pointer):
+                return None
+            return self.default(pointer) if strict else MISSING
+        if self.is_placeholder(n):
+            return None
+        v = n.value
+        if kind == "bool":
+            if n.kind == "boolean":
+                return v
+            if n.kind == NUMBER and v in (0, 1):
+                return bool(v)
+            if strict and n.kind == STRING and v.strip().lower() in _PYDANTIC_BOOL:
+                return _PYDANTIC_BOOL[v.strip().lower()]
+            return MISSING
+        if kind in ("int", "number"):
+            num = self.number(n)
+            if num is None and strict and n.kind == STRING and v.strip().lstrip("+-").isdigit():
+                num = int(v)
+            if num is None:
+                return MISSING
+            if kind == "int":
+                if not float(num).is_integer():
+                    return MISSING
+                return int(num) if strict else num  # pydantic makes an int; a lax key keeps what the reader gave
+            return num
+        return v if n.kind == STRING else MISSING
+
+    @property
+    def overlap_comm(self) -> bool | None:
+        """zero_optimization.overlap_comm as DeepSpeed resolves it: unset/null/dropped "auto" means True for
+        stage 3 and False below (zero/config.py:383-387); None when unknown."""
+        n = self.node(f"{ZERO}/overlap_comm")
+        if n is None or n.kind == "null" or (self.is_auto(n) and not self.fills_auto(n.pointer)):
+            return None if self.zero_stage is None else self.zero_stage == 3
+        v = self.effective(f"{ZERO}/overlap_comm", "bool")
+        return v if isinstance(v, bool) else None
+
+    @property
+    def model_dtype(self) -> str | None:
+        """'fp16' | 'bf16' | 'fp32': the dtype DeepSpeed trains the model in (engine.py:1799-1804)."""
+        return self.precision
+
+    @property
+    def grad_accum_dtype(self) -> str | None:
+        """data_types.grad_accum_dtype as a canonical name; the model dtype when unset (engine.py:1806-1809);
+        None when unknown or not a dtype DeepSpeed knows."""
+        n = self.node("/data_types/grad_accum_dtype")
+        if n is None or n.kind == "null":
+            return self.model_dtype
+        return DTYPE_NAMES.get(n.value) if n.kind == STRING else None
+
+    def zero12_reduce_buffer(self) -> tuple[int, str] | None:
+        """(elements, dtype) of ONE ZeRO-1/2 gradient reduce bucket (stage_1_and_2.py:3255-3279): reduce_bucket_size
+        elements of the grad-accumulation dtype for stage 1 when it differs from the model dtype
+        (stage_1_and_2.py:397-404, 1253-1254), else of the model dtype. overlap_comm allocates a second one. None
+        when the stage is not 1/2, a value is unknown, or stage 1 + bf16 + fp32 accumulation without CPU
+        offload selects the BF16_Optimizer, which has no such buckets (engine.py:2305-2310)."""
+        if self.zero_stage not in (1, 2):
+            return None
+        size = self.effective(f"{ZERO}/reduce_bucket_size", "int")
+        model, accum = self.model_dtype, self.grad_accum_dtype
+        if not isinstance(size, int) or size <= 0 or model is None or accum is None:
+            return None
+        if self.zero_stage == 1 and model == "bf16" and accum == "fp32" and self.offload_device("optimizer") != "cpu":
+            return None
+        dtype = accum if self.zero_stage == 1 and accum != model else model
+        return size, dtype
+
     # -- batch --------------------------------------------------------------------------------------------------
     def batch_value(self, pointer: str) -> int | None:
         """A batch key as DeepSpeed reads it: None when absent or null; the number when it is one (integral
@@ -354,6 +439,19 @@ class View:
 def default_deepspeed_version() -> str:
     """The installed deepspeed's version (package metadata, no import), else the newest we know."""
     return installed_deepspeed() or DEFAULT_DEEPSPEED_VERSION
+
+
+# pydantic's lax bool parsing of strings (strict sections)
+_PYDANTIC_BOOL = {"true": True, "false": False, "yes": True, "no": False, "on": True, "off": False, "1": True,
+                  "0": False, "t": True, "f": False, "y": True, "n": False}
+
+
+def placeholder_of(node: Node | None) -> str | None:
+    """The template placeholder a string value is (see dsfacts.placeholder_text), or None."""
+    if node is None or node.kind != STRING or not isinstance(node.value, str):
+        return None
+    quoteless = bool(node.raw) and node.raw[:1] not in ('"', "'")
+    return placeholder_text(node.value, quoteless)
 
 
 def coerce_stage(node: Node) -> int | None:
