@@ -302,14 +302,17 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
                                 message=message, pointer=pointer, line=line, column=col, end_line=end_line,
                                 end_column=end_col, help=help_, url=rule.url, start=span[0], end=span[1]))
 
+    def result() -> Any:
+        return Result(path, doc, sorted(found, key=Diagnostic.sort_key))
+
     if problem is not None:
         report(ACCELERATE_YAML_INVALID, problem_span, f"{problem}; accelerate launch fails before any process starts",
                "fix the YAML, or regenerate it with `accelerate config`")
-        return [Result(path, doc, found)]
+        return [result()]
     ds = cfg.deepspeed
     name = ds.get("deepspeed_config_file")
     if not isinstance(name, str) or not name or name == "none":
-        return [Result(path, doc, found)]  # DeepSpeed settings live in the YAML itself: nothing else to lint
+        return [result()]  # DeepSpeed settings live in the YAML itself: nothing else to lint
 
     fields = [k for k in REJECTED_WITH_FILE if k in ds]
     if cfg.data.get("mixed_precision") is not None:
@@ -330,11 +333,11 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
                f"deepspeed_config_file {name!r} does not exist (looked in {os.path.dirname(path) or '.'} and the "
                "working directory); Accelerate fails with FileNotFoundError", "fix the path",
                pointer="/deepspeed_config/deepspeed_config_file")
-        return [Result(path, doc, found)]
+        return [result()]
     shown = os.path.relpath(ds_path) if not os.path.isabs(name) else ds_path
     ds_settings = replace(settings, target="accelerate", accelerate=cfg,
                           world_size=settings.world_size or cfg.world_size)
-    return [Result(path, doc, found), lint_path(shown, ds_settings, selection, limits, rules=rules)]
+    return [result(), lint_path(shown, ds_settings, selection, limits, rules=rules)]
 
 
 # -- the Python helper for training scripts ---------------------------------------------------------------------------

@@ -114,7 +114,16 @@ def load_baseline(path: str) -> tuple[list[Entry], Document]:
 
 
 def write_baseline(path: str, diagnostics: Sequence[Diagnostic]) -> int:
-    """Write every finding (but ZL090) as a baseline entry; returns the number of entries."""
+    """Write every finding (but ZL090) as a baseline entry; returns the number of entries. Refuses to replace a
+    file that is not a zerolint baseline (`--write-baseline ds_config.json` must not eat a config)."""
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                ok = json.load(f).get("zerolint-baseline") == BASELINE_FORMAT
+        except (OSError, ValueError, AttributeError):
+            ok = False
+        if not ok:
+            raise ConfigError(f"{path}: exists and is not a zerolint baseline; not overwriting it")
     base_dir = os.path.dirname(os.path.abspath(path))
     grouped: dict[tuple[str, str, str], dict[str, Any]] = {}
     for d in diagnostics:

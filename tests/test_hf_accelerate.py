@@ -1,0 +1,125 @@
+"""HF Trainer / Accelerate awareness: Accelerate config YAMLs, --training-args, the Python API and check_or_raise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import zerolint
+from conftest import ROOT, run_cli
+from zerolint.hf import DeepSpeedConfigError, TrainingArgsError, training_args_dict
+
+ACC = ROOT / "fixtures" / "examples" / "accelerate"
+
+
+def _diags(*args, cwd=ROOT):
+    r = run_cli("check", "--format", "json", *args, cwd=cwd)
+    assert r.returncode in (0, 1), r.stderr.decode()
+    return r.returncode, json.loads(r.stdout)["diagnostics"]
+
+
+def test_accelerate_yaml_lints_the_file_it_names_with_target_accelerate():
+    rc, diags = _diags(str(ACC / "accelerate_ok.yaml"))
+    assert rc == 0 and diags == []
+    # the same DeepSpeed file with "auto" for gradient_accumulation_steps: fine for Accelerate (it fills it)
+    r = run_cli("check", "--show-settings", str(ACC / "accelerate_ok.yaml"))
+    assert r.returncode == 0
+
+
+def test_accelerate_conflicts_are_reported_in_the_yaml_and_in_the_deepspeed_file():
+    rc, diags = _diags(str(ACC / "accelerate_conflicts.yaml"))
+    assert rc == 1
+    yaml_text = (ACC / "accelerate_conflicts.yaml").read_text().splitlines()
+    in_yaml = [d for d in diags if d["file"].endswith("accelerate_conflicts.yaml")]
+    assert {d["code"] for d in in_yaml} == {"ZL520"}
+    fields = {yaml_text[d["line"] - 1].strip().split(":")[0] for d in in_yaml}
+    assert fields == {"zero_stage", "gradient_accumulation_steps", "offload_optimizer_device", "mixed_precision"}
+    in_ds = [d for d in diags if d["file"].endswith("ds_zero2.json")]
+    assert [(d["code"], d["pointer"]) for d in in_ds] == [("ZL521", "/bf16/enabled")]
+    assert "mixed_precision: fp16" in in_ds[0]["message"]
+
+
+def test_missing_and_invalid_accelerate_configs(tmp_path):
+    rc, diags = _diags(str(ACC / "accelerate_missing_file.yaml"))
+    assert [(d["code"], d["line"], d["column"]) for d in diags] == [("ZL524", 2, 26)]
+    (tmp_path / "broken.yaml").write_text("deepspeed_config:\n  deepspeed_config_file: [unclosed\n")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    (tmp_path / "python.yaml").write_text("deepspeed_config: !!python/object/apply:os.system ['echo pwned']\n")
+    rc, diags = _diags("broken.yaml", "list.yaml", "python.yaml", cwd=tmp_path)
+    assert [(d["file"], d["code"]) for d in diags] == [
+        ("broken.yaml", "ZL525"), ("list.yaml", "ZL525"), ("python.yaml", "ZL525")]
+
+
+def test_yaml_relative_path_and_world_size_from_num_processes(tmp_path):
+    (tmp_path / "cfg").mkdir()
+    shutil.copy(ACC / "ds_zero2.json", tmp_path / "cfg" / "ds.json")
+    (tmp_path / "cfg" / "acc.yaml").write_text(
+        "distributed_type: DEEPSPEED\nnum_processes: 4\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
+    r = run_cli("check", "--format", "json", "--training-args", str(ACC / "training_args.json"), "cfg/acc.yaml",
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+
+
+def test_training_args_mismatches_as_hf_would_raise(tmp_path):
+    ds = tmp_path / "ds_config.json"
+    ds.write_text(json.dumps({
+        "train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": "auto", "train_batch_size": 64,
+        "gradient_clipping": 1.0, "bf16": {"enabled": True},
+        "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "betas": [0.9, 0.999], "eps": 1e-8,
+                                                  "weight_decay": 0.1}},
+        "zero_optimization": {"stage": 2}}, indent=2))
+    rc, diags = _diags("--training-args", str(ACC / "training_args.json"), "--world-size", "2", "ds_config.json",
+                       cwd=tmp_path)
+    found = {d["pointer"]: d["message"].split(":")[0] for d in diags}
+    assert found == {
+        "/train_micro_batch_size_per_gpu": "ds train_micro_batch_size_per_gpu=8 vs hf per_device_train_batch_size=4",
+        "/optimizer/params/lr": "ds optimizer.params.lr=0.0001 vs hf learning_rate=2e-05",
+        "/optimizer/params/weight_decay": "ds optimizer.params.weight_decay=0.1 vs hf weight_decay=0.0",
+    }  # train_batch_size 64 == 2 * 4 * 8; gradient_accumulation_steps is "auto"
+    assert rc == 1
+    r = run_cli("check", "--training-args", "nope.json", "ds_config.json", cwd=tmp_path)
+    assert r.returncode == 2 and "--training-args" in r.stderr.decode()
+
+
+def test_training_args_dict_accepts_dumps_dicts_and_objects(tmp_path):
+    class Args:  # what transformers.TrainingArguments offers
+        world_size = 16
+        deepspeed = "ds.json"
+
+        def to_dict(self):
+            return {"per_device_train_batch_size": 2, "learning_rate": 1e-5}
+
+    args = training_args_dict(Args())
+    assert args["world_size"] == 16 and args["per_device_train_batch_size"] == 2 and args["adam_beta2"] == 0.999
+    assert training_args_dict('{"bf16": true}')["bf16"] is True
+    with pytest.raises(TrainingArgsError):
+        training_args_dict({"per_device_train_batch_size": "four"})
+
+
+def test_python_api_and_check_or_raise(tmp_path):
+    ds = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1,
+          "optimizer": {"type": "AdamW", "params": {"lr": 3e-4}}, "zero_optimization": {"stage": 2}}
+    args = {"per_device_train_batch_size": 4, "learning_rate": 2e-5, "deepspeed": ds}
+    diags = zerolint.lint(ds, training_args=args)
+    assert [(d.code, d.pointer) for d in diags] == [("ZL523", "/optimizer/params/lr")]
+    with pytest.raises(DeepSpeedConfigError) as e:
+        zerolint.check_or_raise(args)
+    assert "ZL523" in str(e.value) and "optimizer.params.lr=0.0003 vs hf learning_rate=2e-05" in str(e.value)
+    assert e.value.diagnostics and zerolint.DeepSpeedConfigError is DeepSpeedConfigError
+    args["learning_rate"] = 3e-4
+    assert zerolint.check_or_raise(args) == []
+    # an Accelerate YAML through the API
+    diags = zerolint.lint(ACC / "accelerate_conflicts.yaml")
+    assert {d.code for d in diags} == {"ZL520", "ZL521"}
+
+
+def test_yaml_and_jmespath_are_not_imported_by_the_cli_module():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import zerolint.cli, sys; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True, cwd=Path(ROOT)).stdout.split()
+    assert not {m for m in out if m.split(".")[0] in ("yaml", "jmespath", "jsonschema", "rich", "pydantic")}
