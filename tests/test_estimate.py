@@ -1,0 +1,273 @@
+"""The memory estimate (zerolint/estimate.py): components, moments, config reading, margins, suggestions."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from zerolint.document import parse
+from zerolint.estimate import (CONV, FWD, GiB, RED, UPD, Cluster, EstimateError, Plan, Workload, estimate_plan,
+                               estimate_view, parse_bytes, plan_from_view, pow2ceil)
+from zerolint.modelspec import from_params, load_hf_config
+from zerolint.view import Settings, View
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+SEED = os.path.join(ROOT, "fixtures", "examples", "seed")
+TINYLLAMA = os.path.join(ROOT, "fixtures", "models", "tinyllama-1.1b.json")
+P = 1_000_000_000
+
+
+def view(cfg, target="deepspeed", **kw):
+    text = cfg if isinstance(cfg, str) else json.dumps(cfg)
+    return View(parse(text, "ds.json"), Settings(target=target, **kw))
+
+
+def est(cfg, params=P, largest=50_000_000, gpus=1, nodes=1, target="deepspeed", **kw):
+    return estimate_view(view(cfg, target), from_params(params, largest), Cluster(nodes, gpus), **kw)
+
+
+def comp(e, key, where=None):
+    rows = [c for c in e.components if c.key == key and (where is None or c.where == where)]
+    assert rows, f"no component {key}"
+    return sum(c.bytes for c in rows)
+
+
+def zero(stage, **z):
+    return {"bf16": {"enabled": True}, "optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": stage, **z}}
+
+
+@pytest.mark.parametrize("text,n", [("80GB", 80 * GiB), ("80GiB", 80 * GiB), ("24G", 24 * GiB), ("1TB", 2**40),
+                                    ("512MiB", 512 * 2**20), ("1.5GB", int(1.5 * GiB)), (1000, 1000), ("2e9", 2e9)])
+def test_parse_bytes(text, n):
+    assert parse_bytes(text) == int(n)
+
+
+@pytest.mark.parametrize("text", ["", "GB", "-1GB", "80 apples", "0"])
+def test_parse_bytes_rejects(text):
+    with pytest.raises(ValueError):
+        parse_bytes(text)
+
+
+def test_pow2ceil():
+    assert [pow2ceil(n) for n in (1, 2, 3, 1000, 2**30 + 1)] == [1, 2, 4, 1024, 2**31]
+
+
+def test_zero2_components_partitioned_by_world():
+    e = est(zero(2), gpus=8)
+    pn = P // 8
+    assert comp(e, "params") == 2 * P
+    assert comp(e, "master") == 4 * pn
+    assert comp(e, "optimizer") == 8 * pn
+    assert comp(e, "grad_partition") == 2 * pn
+    assert comp(e, "fp32_grads") == 4 * pn
+    assert comp(e, "bucket") == 500_000_000 * 2  # one buffer: overlap_comm defaults to false below stage 3
+    assert comp(e, "allgather") == 0
+    # model states add up to DeepSpeed's 2P + 18P/N
+    assert sum(c.bytes for c in e.components if c.model_state and c.where == "gpu") == 2 * P + 18 * pn
+
+
+def test_zero1_holds_full_gradients_until_reduced():
+    e = est(zero(1), gpus=8)
+    grads = [c for c in e.components if c.key == "grads"]
+    assert grads[0].bytes == 2 * P and grads[0].moments == (RED,)
+
+
+def test_overlap_comm_doubles_the_stage_1_2_bucket_not_stage_3():
+    assert comp(est(zero(2, overlap_comm=True)), "bucket") == 2 * 2 * 500_000_000
+    assert comp(est(zero(1, overlap_comm=True, reduce_bucket_size=1e8)), "bucket") == 2 * 2 * 100_000_000
+    z3 = est(zero(3))  # overlap_comm defaults to true at stage 3, still one buffer (stage3.py:782)
+    assert z3.plan.overlap and comp(z3, "bucket") == 2 * 500_000_000
+
+
+def test_fp32_training_uses_four_byte_buckets_and_no_stage3_master_copy():
+    cfg = {"optimizer": {"type": "AdamW"}, "zero_optimization": {"stage": 3}}
+    e = est(cfg)
+    assert e.plan.precision == "fp32"
+    assert comp(e, "bucket") == 4 * 500_000_000
+    assert comp(e, "master") == 0
+
+
+def test_zero3_offload_moves_optimizer_and_params_to_host():
+    cfg = zero(3, offload_optimizer={"device": "cpu", "pin_memory": False},
+               offload_param={"device": "cpu", "pin_memory": False})
+    e = est(cfg, gpus=8)
+    pn = P // 8
+    assert comp(e, "optimizer", "host") == 8 * pn
+    assert comp(e, "master", "host") == 4 * pn
+    assert comp(e, "params", "host") == 2 * pn
+    assert not any(c.where == "gpu" and c.key in ("optimizer", "master", "params") for c in e.components)
+    # host per node: every local rank holds its partition
+    assert e.per_node_host_covered_bytes == 8 * e.per_process_host_covered_bytes
+
+
+def test_pinned_buffers_round_up_to_a_power_of_two():
+    pinned = est(zero(3, offload_optimizer={"device": "cpu", "pin_memory": True}), params=600_000_000)
+    plain = est(zero(3, offload_optimizer={"device": "cpu", "pin_memory": False}), params=600_000_000)
+    assert comp(pinned, "grad_partition") == pow2ceil(2 * 600_000_000) == 2**31
+    assert comp(plain, "grad_partition") == 2 * 600_000_000
+
+
+def test_pin_memory_default_depends_on_the_deepspeed_version():
+    cfg = zero(2, offload_optimizer={"device": "cpu"})
+    assert plan_from_view(view(cfg, deepspeed_version="0.19.8")).pin_optimizer is True
+    assert plan_from_view(view(cfg, deepspeed_version="0.19.4")).pin_optimizer is False
+
+
+def test_stage3_live_parameter_budget_and_prefetch():
+    e = est(zero(3, stage3_max_live_parameters=1e8, stage3_max_reuse_distance=1e8,
+                 stage3_prefetch_bucket_size=2e7), gpus=8)
+    assert comp(e, "gathered") == 2 * 100_000_000 + 2 * 50_000_000  # live budget (fwd) + module reduced (end)
+    assert comp(e, "prefetch") == 2 * 20_000_000
+
+
+def test_zero_fields_read_under_either_name():
+    a = plan_from_view(view(zero(3, stage3_prefetch_bucket_size=123)))
+    b = plan_from_view(view(zero(3, prefetch_bucket_size=123)))
+    assert a.prefetch_bucket_size == b.prefetch_bucket_size == 123
+
+
+def test_hf_auto_buckets_use_the_hidden_size():
+    cfg = zero(3, reduce_bucket_size="auto", stage3_prefetch_bucket_size="auto",
+               stage3_param_persistence_threshold="auto")
+    plan = plan_from_view(view(cfg, target="hf"), load_hf_config(TINYLLAMA))
+    assert plan.reduce_bucket_size == 2048 * 2048
+    assert plan.prefetch_bucket_size == int(0.9 * 2048 * 2048)
+    assert plan.param_persistence_threshold == 10 * 2048
+    assert any("hidden^2" in a for a in plan.assumptions)
+    # raw DeepSpeed drops "auto" in zero_optimization: the default applies
+    assert plan_from_view(view(cfg, target="deepspeed")).reduce_bucket_size == 500_000_000
+
+
+@pytest.mark.parametrize("opt,params,state", [
+    ("Adam", {}, 8), ("AdamW", {}, 8), ("Lamb", {}, 8), ("Lion", {}, 4), ("Adagrad", {}, 4),
+    ("SGD", {"momentum": 0.9}, 4), ("SGD", {}, 0), ("RMSprop", {"momentum": 0.9, "centered": True}, 12),
+])
+def test_optimizer_state_bytes(opt, params, state):
+    cfg = zero(2)
+    cfg["optimizer"] = {"type": opt, "params": params}
+    e = est(cfg, gpus=4)
+    assert comp(e, "optimizer") == state * P // 4
+
+
+def test_missing_optimizer_assumes_adamw_and_says_so():
+    cfg = zero(2)
+    del cfg["optimizer"]
+    e = est(cfg)
+    assert e.plan.optimizer_state_bytes == 8 and any("AdamW" in a for a in e.assumptions)
+
+
+def test_torch_adam_adds_step_temporaries():
+    cfg = zero(2)
+    cfg["optimizer"]["params"] = {"torch_adam": True}
+    assert comp(est(cfg), "opt_temp") == 4 * P
+    assert not [c for c in est(zero(2)).components if c.key == "opt_temp"]
+
+
+def test_bf16_master_and_optimizer_states():
+    cfg = zero(2)
+    cfg["bf16"].update(bf16_master_weights_and_grads=True, bf16_optimizer_states=True)
+    e = est(cfg)
+    assert comp(e, "master") == 2 * P and comp(e, "optimizer") == 4 * P
+
+
+def test_stage_decided_at_run_time_is_an_error():
+    with pytest.raises(EstimateError):
+        est({"zero_optimization": {"stage": "auto"}}, target="accelerate")
+
+
+def test_offload_param_below_stage3_is_ignored_with_a_note():
+    e = est(zero(2, offload_param={"device": "cpu"}))
+    assert comp(e, "params", "gpu") == 2 * P
+    assert any("ignored at stage 2" in a for a in e.assumptions)
+
+
+def test_peak_is_the_largest_moment_not_the_sum():
+    e = est(zero(2), gpus=8)
+    moments = {m: sum(c.bytes for c in e.components if c.where == "gpu" and not c.margin and m in c.moments)
+               for m in (FWD, RED, CONV, UPD)}
+    assert e.per_gpu_covered_bytes == max(moments.values())
+    assert e.per_gpu_covered_bytes < sum(c.bytes for c in e.components if c.where == "gpu" and not c.margin)
+
+
+def test_margin_is_documented_and_added():
+    e = est(zero(2), gpus=2)
+    margins = [c for c in e.components if c.margin and c.where == "gpu"]
+    assert {c.key for c in margins} == {"margin_context", "margin_allocator"}
+    assert e.per_gpu_bytes == e.per_gpu_covered_bytes + sum(c.bytes for c in margins)
+    assert "NCCL" in margins[0].name  # world > 1
+
+
+def test_activations_need_a_shape_and_a_sequence_length():
+    model = load_hf_config(TINYLLAMA)
+    cfg = json.load(open(os.path.join(SEED, "ds_zero2.json")))
+    no_seq = estimate_view(view(cfg), model, Cluster(1, 1))
+    assert not no_seq.activations_known and "activations" in no_seq.not_covered[0]
+    full = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048))
+    ckpt = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048, checkpointing=True))
+    act, act_ckpt = comp(full, "activations"), comp(ckpt, "activations")
+    # micro-batch 4 (the config's) x 2048 tokens: 22 layers x 70,656 B + logits 32,000 x 10 B + embeddings
+    assert act == 4 * 2048 * (22 * 70_656 + 32_000 * 10 + 2 * 2 * 2048)
+    assert act_ckpt < act / 3
+    half = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048, micro_batch=2))
+    assert comp(half, "activations") * 2 == act
+
+
+def test_verdicts_and_suggestions():
+    model = load_hf_config(TINYLLAMA)
+    cfg = json.load(open(os.path.join(SEED, "ds_zero1.json")))
+    e = estimate_view(view(cfg), model, Cluster(1, 1), gpu_memory=24 * GiB)
+    assert e.verdict == "does-not-fit" and e.fits_gpu is False
+    assert e.suggestions and e.suggestions[0].fits
+    assert all(s.per_gpu_bytes < e.per_gpu_bytes for s in e.suggestions)
+    roomy = estimate_view(view(cfg), model, Cluster(1, 1), gpu_memory=80 * GiB)
+    assert roomy.verdict == "fits" and not roomy.suggestions
+    tight = estimate_view(view(cfg), model, Cluster(1, 1), gpu_memory=int(e.per_gpu_bytes / 0.95))
+    assert tight.verdict == "tight"
+    assert estimate_view(view(cfg), model, Cluster(1, 1)).verdict is None
+
+
+def test_stage3_offload_fits_where_stage1_does_not():
+    """The worked example of docs/estimate.md: TinyLlama on a 24 GB GPU."""
+    model = load_hf_config(TINYLLAMA)
+    for gpus in (1, 2, 8):
+        z1 = estimate_view(view(json.load(open(os.path.join(SEED, "ds_zero1.json")))), model, Cluster(1, gpus),
+                           gpu_memory=24 * GiB)
+        z3 = estimate_view(view(json.load(open(os.path.join(SEED, "ds_zero3_offload.json")))), model,
+                           Cluster(1, gpus), gpu_memory=24 * GiB)
+        assert z3.per_gpu_bytes < z1.per_gpu_bytes
+        assert z3.verdict == "fits"
+        assert not any(c.where == "gpu" and c.key in ("optimizer", "master") for c in z3.components)
+    assert z1.verdict == "fits"  # 8 GPUs: ZeRO-1 partitions enough too
+    one = estimate_view(view(json.load(open(os.path.join(SEED, "ds_zero1.json")))), model, Cluster(1, 1),
+                        gpu_memory=24 * GiB)
+    assert one.verdict == "does-not-fit"
+
+
+def test_json_has_the_documented_fields():
+    d = est(zero(2), gpus=8).to_dict()
+    assert {"per_gpu_bytes", "per_node_host_bytes", "breakdown", "per_gpu_covered_bytes", "per_gpu_margin_bytes",
+            "gpu_peak_moment", "verdict", "assumptions", "suggestions"} <= set(d)
+    for row in d["breakdown"]:
+        assert {"name", "bytes", "where", "formula"} <= set(row)
+        assert row["where"] in ("gpu", "host", "nvme")
+        assert isinstance(row["bytes"], int) and row["formula"]
+
+
+def test_nvme_offload_counts_swap_buffers_and_nvme_bytes():
+    cfg = zero(3, offload_optimizer={"device": "nvme", "nvme_path": "/nvme", "buffer_count": 4},
+               offload_param={"device": "nvme", "nvme_path": "/nvme", "buffer_count": 5, "buffer_size": 1e8,
+                              "max_in_cpu": 1e8})
+    e = est(cfg, params=4 * P, gpus=2)
+    assert comp(e, "param_swap") == 5 * 100_000_000 * 2
+    assert comp(e, "opt_swap") == 4 * 1_000_000_000 * 4
+    assert e.per_node_nvme_bytes > 0
+
+
+def test_plan_describe_and_cluster():
+    p = Plan(stage=3, precision="bf16", offload_optimizer="cpu", offload_param="cpu")
+    assert "offload optimizer -> cpu, params -> cpu" in p.describe()
+    assert Cluster(2, 8).world == 16 and "2 nodes x 8 GPUs" in Cluster(2, 8).describe()
+    e = estimate_plan(p, from_params(P, 10**8), Cluster(1, 1))
+    assert e.per_gpu_bytes > 0
