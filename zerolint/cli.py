@@ -101,10 +101,19 @@ def main() -> None:
 @click.option("--fix-only", is_flag=True, help="Apply the fixes and do not report the remaining findings.")
 @click.option("--prefer", multiple=True, metavar="CHOICE",
               help="Pick this alternative where a finding offers several (e.g. --prefer bf16); repeatable.")
+@click.option("--params", default=None, metavar="N",
+              help="Model size (125M, 7B, 70e9) for the memory rules (ZL801, with --gpu-memory).")
+@click.option("--model", "model_config", default=None, metavar="CONFIG.JSON",
+              help="A Hugging Face config.json giving the model size and shape (no weights are read).")
+@click.option("--gpu-memory", default=None, metavar="SIZE", help="Memory per GPU, e.g. 24GB, 80GB (GB = GiB).")
+@click.option("--host-memory", default=None, metavar="SIZE", help="Host memory per node, e.g. 512GB.")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=None,
+              help="GPUs per node [default: the world size, one node] (memory rules).")
 def check(files, formats, outputs, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
           quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, config_file=None, show_settings=False,
           baseline=None, write_baseline=None, training_args=None, fix=False, unsafe_fixes=False, diff=False,
-          fix_only=False, prefer=()) -> None:
+          fix_only=False, prefer=(), params=None, model_config=None, gpu_memory=None, host_memory=None,
+          gpus_per_node=None) -> None:
     """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
     from .api import Limits, UnreadableFile
     from .files import expand
@@ -150,6 +159,8 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
 
     # The first file's settings serve --fix (and carry the options no config file sets, for every file).
     settings, fail_on = first.settings(training_args=training), first.get("fail-on")
+    if params is not None or model_config is not None or gpu_memory is not None or host_memory is not None:
+        _memory_settings(settings, params, model_config, gpu_memory, host_memory, gpus_per_node)
     selection = first.selection()
     limits = Limits(**{k: v for k, v in (("max_bytes", max_bytes), ("max_depth", max_depth)) if v is not None})
     if fix or diff or fix_only:
@@ -300,6 +311,138 @@ def rule_cmd(code_or_name) -> None:
         hint = closest(code_or_name, [r.code for r in rules] + [r.name for r in rules])
         raise click.UsageError(f"no rule {code_or_name!r}" + (f"; did you mean {hint}?" if hint else ""))
     click.echo(render_rule(rule, terminal=True), nl=False)
+
+
+def _memory_settings(settings, params, model_config, gpu_memory, host_memory, gpus_per_node) -> None:
+    """Validate --params/--model/--gpu-memory/--host-memory up front and carry them in the settings."""
+    from .estimate import parse_bytes
+    from .modelspec import ModelSpecError, resolve
+
+    try:
+        resolve(params=params, model=model_config)
+    except ModelSpecError as e:
+        raise click.BadParameter(str(e), param_hint="--model" if model_config else "--params") from None
+    for value, hint in ((gpu_memory, "--gpu-memory"), (host_memory, "--host-memory")):
+        if value is not None:
+            try:
+                parse_bytes(value)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint=hint) from None
+    settings.params, settings.model = params, model_config
+    settings.gpu_memory, settings.host_memory, settings.gpus_per_node = gpu_memory, host_memory, gpus_per_node
+
+
+@main.command("estimate")
+@click.argument("config")
+@click.option("--params", default=None, metavar="N", help="Model size: 125M, 1.1B, 7B, 70e9.")
+@click.option("--model", "model_config", default=None, metavar="CONFIG.JSON",
+              help="A Hugging Face config.json (llama, mistral, qwen2, gpt2, gpt_neox, t5): exact P, largest layer "
+                   "and shape. No weights, no download.")
+@click.option("--largest-layer", default=None, metavar="N", help="Parameters of the largest layer (ZeRO-3).")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--gpu-memory", default=None, metavar="SIZE", help="Memory per GPU, e.g. 24GB, 80GB (GB = GiB).")
+@click.option("--host-memory", default=None, metavar="SIZE", help="Host memory per node, e.g. 1TB.")
+@click.option("--seq-len", type=click.IntRange(min=1), default=None, help="Sequence length (activation term).")
+@click.option("--micro-batch", type=click.IntRange(min=1), default=None,
+              help="Micro-batch per GPU [default: the config's train_micro_batch_size_per_gpu].")
+@click.option("--hidden", type=click.IntRange(min=1), default=None, help="Hidden size (without --model).")
+@click.option("--layers", type=click.IntRange(min=1), default=None, help="Number of layers (without --model).")
+@click.option("--vocab", type=click.IntRange(min=1), default=None, help="Vocabulary size (without --model).")
+@click.option("--checkpointing", is_flag=True, help="The model uses activation (gradient) checkpointing.")
+@click.option("--zero-init/--no-zero-init", default=None,
+              help="The model is built under deepspeed.zero.Init [default: yes for HF/Accelerate at stage 3].")
+@click.option("--compare", default=None, metavar="OTHER.JSON", help="A second config, shown side by side.")
+@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True)
+@click.option("--deepspeed-version", metavar="X.Y.Z", default=None)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--explain", is_flag=True, help="Show the formula of every row.")
+@click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
+def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nodes, gpu_memory, host_memory, seq_len,
+                 micro_batch, hidden, layers, vocab, checkpointing, zero_init, compare, target, deepspeed_version, fmt,
+                 explain, no_color) -> None:
+    """Per-GPU and per-node host memory of CONFIG for a model, component by component; what would make it fit."""
+    from .estimate import Cluster, Workload, parse_bytes
+    from .estimate_report import UsageError, run
+    from .modelspec import ModelSpecError, resolve
+
+    if params is None and model_config is None:
+        raise click.UsageError("give the model: --params 7B or --model config.json")
+    try:
+        model = resolve(params=params, model=model_config, largest_layer=largest_layer, hidden=hidden, layers=layers,
+                        vocab=vocab)
+    except ModelSpecError as e:
+        raise click.BadParameter(str(e), param_hint="--model" if model_config else "--params") from None
+    mem = {}
+    for name, value in (("gpu_memory", gpu_memory), ("host_memory", host_memory)):
+        try:
+            mem[name] = None if value is None else parse_bytes(value)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--" + name.replace("_", "-")) from None
+    try:
+        code = run(config, compare, model=model, cluster=Cluster(nodes=nodes, gpus_per_node=gpus_per_node),
+                   workload=Workload(seq_len=seq_len, micro_batch=micro_batch, checkpointing=checkpointing),
+                   zero_init=zero_init, target=target, deepspeed_version=deepspeed_version, fmt=fmt,
+                   explain=explain, color=not no_color, **mem)
+    except UsageError as e:
+        click.echo(f"zerolint: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code)
+
+
+@main.command("verify")
+@click.argument("config")
+@click.option("--gpus", "--ranks", "gpus", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Ranks to run: GPUs, or CPU processes with --cpu (or on a machine without GPUs).")
+@click.option("--cpu", is_flag=True, help="Run on the CPU (DS_ACCELERATOR=cpu, gloo) even when GPUs are present.")
+@click.option("--compare-fix", is_flag=True, help="Also run zerolint's fixed config and show both side by side.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --compare-fix: apply unsafe fixes too.")
+@click.option("--prefer", multiple=True, metavar="CHOICE", help="With --compare-fix: the alternative to apply.")
+@click.option("--params", default=None, metavar="N", help="A bigger synthetic model (125M, 350M, 1.3B) for memory "
+                                                          "figures [default: a 0.17 M-parameter model].")
+@click.option("--seq-len", type=click.IntRange(min=1, max=65536), default=None,
+              help="Sequence length [default: 32; 256 with --params].")
+@click.option("--steps", type=click.IntRange(min=1, max=100), default=3, show_default=True,
+              help="Optimizer steps (some errors only fire at the first step).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
+              help="Seconds before the run and every process it started are killed.")
+@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
+              help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md).')
+@click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
+              help='What fp16/bf16 "enabled": "auto" become for hf/accelerate (TrainingArguments --bf16/--fp16).')
+@click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="Without an optimizer section, pass the one HF/Accelerate would (auto) or none.")
+@click.option("--launcher", type=click.Choice(["torchrun", "deepspeed"]), default="torchrun", show_default=True,
+              help="How several ranks are started.")
+@click.option("--no-cache", is_flag=True, help="Run even if this config was verified here before.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif"]),
+              help="Output format (repeatable).")
+@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False, writable=True),
+              help="Write the last format(s) to FILE (repeatable).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True)
+@click.option("--select", multiple=True, help="Rules to report (codes, prefixes, names; comma-separated).")
+@click.option("--ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated).")
+@click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
+@click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
+def verify_cmd(config, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, target,
+               precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select, ignore, keep, quiet,
+               no_color) -> None:
+    """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md)."""
+    from .verify.command import UsageError, VerifyOptions, run
+
+    select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
+    opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
+                         timeout=timeout, target=target, formats=formats, outputs=outputs, no_cache=no_cache,
+                         launcher=launcher, precision=precision, client_optimizer=client_optimizer,
+                         unsafe_fixes=unsafe_fixes, prefer=prefer, fail_on=fail_on, select=select_codes,
+                         ignore=ignore_codes, quiet=quiet, color=not no_color, keep=keep)
+    try:
+        code = run(config, opts)
+    except UsageError as e:
+        click.echo(f"zerolint: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code)
 
 
 @main.command("schema")

@@ -65,6 +65,13 @@ class Settings:
     # (`--training-args`, a dict with defaults filled) and the Accelerate config YAML that names this file.
     training_args: dict | None = None
     accelerate: Any = None
+    # Model size and hardware for the memory rules (ZL801, zerolint/estimate.py); None: unknown, those rules stay
+    # quiet. `params` is a count or "7B"; `model` a Hugging Face config.json path; memory "80GB" or bytes.
+    params: int | str | None = None
+    model: str | None = None
+    gpu_memory: int | str | None = None
+    host_memory: int | str | None = None
+    gpus_per_node: int | None = None
 
 
 class View:
@@ -213,6 +220,28 @@ class View:
 
     def stage_is(self, *stages: int) -> bool:
         return self.zero_stage in stages
+
+    # -- model and hardware (memory rules) ----------------------------------------------------------------------
+    @cached_property
+    def model_spec(self):
+        """The model (a `zerolint.modelspec.ModelSpec`) from settings.model / settings.params, or None."""
+        from .modelspec import resolve
+
+        return resolve(params=self.settings.params, model=self.settings.model)
+
+    @cached_property
+    def gpu_memory(self) -> int | None:
+        """Bytes per GPU the job may use (settings.gpu_memory), or None."""
+        from .estimate import parse_bytes
+
+        return None if self.settings.gpu_memory is None else parse_bytes(self.settings.gpu_memory)
+
+    @cached_property
+    def host_memory(self) -> int | None:
+        """Bytes of host memory per node (settings.host_memory), or None."""
+        from .estimate import parse_bytes
+
+        return None if self.settings.host_memory is None else parse_bytes(self.settings.host_memory)
 
     def offload_device(self, which: str) -> str | None:
         """'none' | 'cpu' | 'nvme' for which in ('optimizer', 'param'); None when filled at run time or invalid."""
