@@ -86,6 +86,11 @@ process starts.""",
 
 EXTRA_RULES: list[Rule] = [UNUSED_SUPPRESSION, ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID]
 
+# `zerolint verify`'s findings: ZL990-ZL999 (zerolint/verify/codes.py, documented in docs/verify.md).
+from .verify.codes import VERIFY_RULES  # noqa: E402
+
+EXTRA_RULES += VERIFY_RULES
+
 # Loaded user policy rules (zerolint/policy.py), by code.
 _POLICIES: dict[str, Any] = {}
 

@@ -9,7 +9,7 @@ Modules:
 - `model`: the pure-torch tiny transformer the child trains (imported by the child only).
 - `intent`: what the config apparently asks for vs what the engine built.
 - `mapping`: DeepSpeed's exception -> the JSON pointer (and so the line) of the key responsible.
-- `report`: verify findings as diagnostics (codes ZV001-ZV099) and the text / json / sarif output.
+- `report`: verify findings as diagnostics (codes ZL990-ZL999, zerolint/verify/codes.py) and the text / json / sarif output.
 
 Nothing here imports torch or deepspeed except `child` and `model`.
 """

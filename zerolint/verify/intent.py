@@ -56,7 +56,7 @@ def _opt_desc(facts: dict) -> str:
 def _param_desc(facts: dict) -> str:
     devs = ", ".join(facts.get("param_devices") or []) or "?"
     managed = "ZeRO-3 partitioned" if facts.get("zero3_managed") else "not partitioned"
-    return f"parameters on {devs} ({managed}, {facts.get('param_dtype')})"
+    return f"parameters on {devs}, {managed}, {facts.get('param_dtype')}"
 
 
 def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
@@ -83,7 +83,7 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         else:
             msg = f"the config asks for optimizer offload to {asked} but DeepSpeed did not offload ({_opt_desc(facts)})"
             help_ = "optimizer offload needs ZeRO stage 1-3 and a CPU optimizer (DeepSpeedCPUAdam)"
-        out.append(IntentCheck("optimizer-offload", "ZV010", ptr, asked, actual, ok, msg, help_))
+        out.append(IntentCheck("optimizer-offload", "ZL994", ptr, asked, actual, ok, msg, help_))
 
     # -- parameter offload ----------------------------------------------------------------------------------------
     nested = view.offload_device("param")
@@ -107,7 +107,7 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         else:
             msg = f"offload_param asks for parameters on {asked}, but DeepSpeed kept them elsewhere: {actual}"
             help_ = None
-        out.append(IntentCheck("param-offload", "ZV011", ptr, asked, actual, ok, msg, help_))
+        out.append(IntentCheck("param-offload", "ZL995", ptr, asked, actual, ok, msg, help_))
 
     # -- ZeRO stage / partitioning -------------------------------------------------------------------------------------
     asked_stage, ptr = None, "/zero_optimization/stage"
@@ -139,7 +139,7 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         else:
             extra = f", each rank holds {share:.0%} of them" if stage == 3 else ""
             ok, msg, help_ = True, f"ZeRO stage {stage} is in effect ({_param_desc(facts)}{extra})", None
-        out.append(IntentCheck("zero-stage", "ZV012", ptr, str(asked_stage), f"stage {stage}", ok, msg, help_))
+        out.append(IntentCheck("zero-stage", "ZL996", ptr, str(asked_stage), f"stage {stage}", ok, msg, help_))
 
     # -- precision ----------------------------------------------------------------------------------------------------
     for name, section, dtype in (("bf16", view.bf16_section, "bfloat16"), ("fp16", "/fp16", "float16")):
@@ -160,5 +160,5 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
             help_ = f'set "enabled": true; "auto" is filled only by the HF Trainer / Accelerate'
         else:
             msg, help_ = f"the config enables {name} but the run used {got} (parameters {pdt})", None
-        out.append(IntentCheck("precision", "ZV013", f"{section}/enabled", name, f"{got} ({pdt})", ok, msg, help_))
+        out.append(IntentCheck("precision", "ZL997", f"{section}/enabled", name, f"{got} ({pdt})", ok, msg, help_))
     return out

@@ -1,0 +1,261 @@
+"""`zerolint verify`: the static check, then a real DeepSpeed init-and-step in a child process, one report.
+
+Called by the click command in zerolint/cli.py. Never imports torch or deepspeed (the child does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..api import UnreadableFile, lint_bytes, lint_path
+from ..document import Document, parse
+from ..engine import Selection
+from ..view import Settings, View
+from . import cache
+from .report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
+from .resolve import build_plan, model_spec, parse_params
+from .runner import RunOptions, cpu_model, detect_gpus, run_plan
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class VerifyOptions:
+    gpus: int = 1
+    cpu: bool = False
+    compare_fix: bool = False
+    params: str | None = None
+    seq_len: int | None = None
+    steps: int = 3
+    timeout: float = 300.0
+    target: str = "auto"
+    formats: tuple = ("text",)
+    outputs: tuple = ()
+    no_cache: bool = False
+    launcher: str = "torchrun"
+    precision: str = "bf16"
+    client_optimizer: str = "auto"
+    unsafe_fixes: bool = False
+    prefer: tuple = ()
+    fail_on: str = "error"
+    select: list = field(default_factory=lambda: ["ALL"])
+    ignore: list = field(default_factory=list)
+    quiet: bool = False
+    color: bool = True
+    keep: str | None = None  # keep the run's files (spec, log, results) under this directory
+
+
+class Progress:
+    """Where the run is: a rich spinner on a terminal, plain lines on stderr otherwise, nothing with --quiet."""
+
+    def __init__(self, enabled: bool, rich: bool) -> None:
+        self.enabled, self.rich, self.status, self.label = enabled, rich, None, ""
+
+    def start(self, label: str) -> None:
+        self.label = label
+        if not self.enabled:
+            return
+        if self.rich:
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status(f"verify {label}: starting")
+            self.status.start()
+        else:
+            print(f"zerolint verify: {label}: starting", file=sys.stderr, flush=True)
+
+    def __call__(self, phase: str) -> None:
+        if not self.enabled:
+            return
+        text = {"import": "importing torch and deepspeed", "model": "building the model",
+                "initialize": "deepspeed.initialize", "inspect": "inspecting the engine",
+                "done": "done", "failed": "failed"}.get(phase, phase)
+        if self.status is not None:
+            if phase.startswith("first use"):
+                self.status.console.print(f"[yellow]{text}[/]")
+            self.status.update(f"verify {self.label}: {text}")
+        else:
+            print(f"zerolint verify: {self.label}: {text}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+
+def _device(opts: VerifyOptions) -> tuple[str, str]:
+    if opts.cpu:
+        return "cpu", f"cpu:{cpu_model()}"
+    n, name = detect_gpus()
+    if n == 0:
+        return "cpu", f"cpu:{cpu_model()}"
+    if opts.gpus > n:
+        raise UsageError(f"--gpus {opts.gpus}: only {n} GPU{'s' if n != 1 else ''} visible (use --cpu for CPU ranks)")
+    return "cuda", f"cuda:{name}"
+
+
+def _read_for_deepspeed(doc: Document, target: str) -> tuple[dict | None, dict | None]:
+    """The dict the consumer hands DeepSpeed, or a reader error record: DeepSpeed reads a file with hjson and
+    rejects duplicate keys (runtime/config_utils.py:205-212); HF and Accelerate use json.load."""
+    if target == "deepspeed":
+        if doc.hjson_error is not None:
+            e = doc.hjson_error
+            return None, {"type": "HjsonDecodeError", "message": e.message, "offset": e.offset,
+                          "reader_name": "DeepSpeed's hjson reader"}
+        dups = [n for n in doc.notes if n.kind == "duplicate-key"]
+        if dups:
+            return None, {"type": "ValueError", "offset": dups[0].start, "reader_name": "DeepSpeed's config loader",
+                          "message": f"Duplicate keys in DeepSpeed config: {dups[0].message} "
+                                     "(runtime/config_utils.py:205-212)"}
+        import hjson
+
+        data = json.loads(json.dumps(hjson.loads(doc.text)))
+    else:
+        if doc.json_error is not None:
+            e = doc.json_error
+            return None, {"type": "JSONDecodeError", "message": e.message, "offset": e.offset,
+                          "reader_name": f"{'the HF Trainer' if target == 'hf' else 'Accelerate'}'s json.load",
+                          "help": "DeepSpeed's own hjson reader accepts it; the HF Trainer and Accelerate do not"}
+        data = json.loads(doc.text)
+    if not isinstance(data, dict):
+        return None, {"type": "TypeError", "message": "the config is not a JSON object", "offset": 0,
+                      "reader_name": "DeepSpeed"}
+    return data, None
+
+
+def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerator: str, device_kind: str,
+                progress: Progress, static=None, doc: Document | None = None) -> RunReport:
+    settings = Settings(target=opts.target)
+    selection = Selection(select=opts.select, ignore=opts.ignore)
+    if doc is None or static is None:
+        res = lint_bytes(text.encode("utf-8"), path, settings, selection)
+        doc, static = res.document, res.diagnostics
+    view = View(doc, settings)
+    data, reader_error = _read_for_deepspeed(doc, view.target)
+    rep = RunReport(label=label, path=path, doc=doc, view=view, plan=None, record={}, static=list(static))
+    base = {"accelerator": accelerator, "world_size": opts.gpus, "timeout_s": opts.timeout,
+            "versions": {"deepspeed": cache.package_version("deepspeed"), "torch": cache.package_version("torch")}}
+    if reader_error is not None:
+        rep.record = {**base, "status": "fail", "phase": "parse", "error": reader_error, "wall_s": 0.0}
+        return analyse(rep, selection)
+    nvme_dir = tempfile.mkdtemp(prefix="zerolint-nvme-")
+    try:
+        params = parse_params(opts.params)
+        plan = build_plan(data, target=view.target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+                          model=model_spec(params, opts.seq_len), tmpdir=nvme_dir,
+                          client_optimizer=opts.client_optimizer)
+        rep.plan = plan
+        key = cache.result_key({
+            "plan": json.loads(json.dumps(plan.to_json()).replace(nvme_dir, "<tmp>")), "zerolint": __version__, "deepspeed": base["versions"]["deepspeed"],
+            "torch": base["versions"]["torch"], "device": device_kind, "world_size": opts.gpus,
+            "launcher": opts.launcher if opts.gpus > 1 else "single",
+        })
+        record = None if opts.no_cache else cache.load(key)
+        if record is not None:
+            rep.cached = True
+        else:
+            progress.start(f"{path} ({label})")
+            try:
+                record = run_plan(plan, RunOptions(
+                    accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
+                    extensions_dir=cache.extensions_dir(device_kind), progress=progress,
+                    keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
+            finally:
+                progress.stop()
+            if record.get("status") in ("pass", "fail", "skip"):
+                cache.store(key, record)
+        rep.record = record
+    finally:
+        shutil.rmtree(nvme_dir, ignore_errors=True)
+    return analyse(rep, selection)
+
+
+def _fixed(text: str, path: str, opts: VerifyOptions) -> tuple[dict, str | None]:
+    """zerolint's fix of the text (zerolint.fix.fix_text), or why there is none."""
+    try:
+        from ..fix import fix_text
+    except ImportError:
+        return {"available": False, "reason": "fix engine not available (zerolint.fix.fix_text not found)"}, None
+    result = fix_text(text, path, Settings(target=opts.target), unsafe=opts.unsafe_fixes, prefer=opts.prefer)
+    info = {"available": True, "applied": [a.to_json() for a in result.applied],
+            "failed": [a.to_json() for a in result.failed], "fixed_text": result.text}
+    if result.skipped:
+        info.update(available=False, reason=f"no fix attempted: {result.skipped}")
+        return info, None
+    if not result.changed:
+        info.update(available=False, reason="zerolint has no fix for this config"
+                    + ("" if opts.unsafe_fixes else " (try --unsafe-fixes)"))
+        return info, None
+    return info, result.text
+
+
+def run(config: str, opts: VerifyOptions) -> int:
+    from ..cli import make_summary
+
+    if not (cache.package_version("torch") and cache.package_version("deepspeed")):
+        raise UsageError("zerolint verify needs torch and deepspeed: pip install 'zerolint[verify]' (on a CPU-only "
+                         "machine install the CPU build of torch first)")
+    if opts.params is not None:
+        try:
+            parse_params(opts.params)
+        except ValueError as e:
+            raise UsageError(f"--params: {e}") from None
+    accelerator, device_kind = _device(opts)
+    settings = Settings(target=opts.target)
+    selection = Selection(select=opts.select, ignore=opts.ignore)
+    try:
+        res = lint_path(config, settings, selection)
+    except UnreadableFile as e:
+        raise UsageError(str(e)) from None
+    color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    progress = Progress(enabled=not opts.quiet, rich=color)
+    reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
+                           static=res.diagnostics, doc=res.document)]
+    compare = None
+    if opts.compare_fix:
+        compare, fixed = _fixed(res.document.text, config, opts)
+        if fixed is not None:
+            reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress))
+            compare["fixed_verdict"] = reports[1].status
+    documents = {config: reports[0].doc}
+    diagnostics = reports[0].diagnostics
+    summary = make_summary(diagnostics, 1)
+    summary["verify"] = reports[0].status
+    _emit(reports, compare, documents, summary, opts)
+    from ..diagnostics import Severity
+
+    threshold = Severity.parse(opts.fail_on).rank
+    return EXIT_FINDINGS if any(d.severity.rank >= threshold for d in diagnostics) else EXIT_OK
+
+
+def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
+    formats, outputs = tuple(opts.formats or ("text",)), tuple(opts.outputs or ())
+    if len(outputs) > len(formats):
+        raise UsageError(f"{len(outputs)} --output files but {len(formats)} --format")
+    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+    for i, fmt in enumerate(formats):
+        tty = sys.stdout.isatty() and opts.color and not os.environ.get("NO_COLOR")
+        if fmt == "text" and i not in files and tty:
+            print_rich(reports, compare, documents, summary, quiet=opts.quiet)
+            continue
+        if fmt == "json":
+            text = render_json(reports, compare, summary)
+        elif fmt == "sarif":
+            text = render_sarif(reports, compare, documents, summary)
+        else:
+            text = render_text(reports, compare, documents, summary, quiet=opts.quiet)
+        if i in files:
+            with open(files[i], "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
