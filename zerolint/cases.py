@@ -8,6 +8,8 @@ Each file holds `[[case]]` tables:
     target = "deepspeed"               # optional: deepspeed | hf | accelerate | auto (default: auto)
     deepspeed_version = "0.19.8"       # optional
     world_size = 8                     # optional
+    params = "1.1B"                    # optional, memory rules: model size, GPU and host memory, GPUs per node
+    gpu_memory = "24GB"                #   (gpus_per_node defaults to world_size: one node)
     config = '''{ ... }'''             # the config text, exactly as a user would write it
     expect = [{ code = "ZL101", severity = "error", pointer = "/offload_optimizer", line = 3, column = 3 }]
     fixed = '''{ ... }'''              # optional: the text after `zerolint check --fix`
@@ -40,6 +42,10 @@ class Case:
     world_size: int | None = None
     training_args: dict | None = None  # a TrainingArguments dump (ZL523)
     accelerate: dict | None = None  # an Accelerate config YAML's content (ZL521)
+    params: str | int | None = None  # model size for the memory rules (ZL801)
+    gpu_memory: str | int | None = None
+    host_memory: str | int | None = None
+    gpus_per_node: int | None = None
     fixed: str | None = None
     unsafe_fixed: str | None = None
     prefer: str | None = None
@@ -59,7 +65,8 @@ class Case:
 
             accelerate = AccelerateConfig("accelerate_config.yaml", self.accelerate)
         return Settings(target=self.target, deepspeed_version=self.deepspeed_version, world_size=self.world_size,
-                        training_args=training_args, accelerate=accelerate)
+                        training_args=training_args, accelerate=accelerate, params=self.params,
+                        gpu_memory=self.gpu_memory, host_memory=self.host_memory, gpus_per_node=self.gpus_per_node)
 
 
 def load_cases(code: str) -> list[Case]:
@@ -72,7 +79,8 @@ def load_cases(code: str) -> list[Case]:
     out = []
     for raw in data.get("case", []):
         unknown = set(raw) - {"name", "kind", "config", "expect", "target", "deepspeed_version", "world_size",
-                              "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate"}
+                              "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate", "params",
+                              "gpu_memory", "host_memory", "gpus_per_node"}
         if unknown:
             raise ValueError(f"{code}.toml: unknown case keys {sorted(unknown)}")
         if raw.get("kind") not in ("bad", "good"):
