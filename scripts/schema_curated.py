@@ -99,9 +99,10 @@ OPTIMIZER_PARAMS = {
                          "so type \"Adam\" behaves as AdamW unless this is false (engine.py:2486-2492).", True),
         "torch_adam": B("Adam/AdamW only, popped by DeepSpeed: use torch.optim.Adam/AdamW instead of "
                         "FusedAdam/DeepSpeedCPUAdam (engine.py:2378-2381).", False),
+        # Not deprecated but rejected: listed so that it is not an "unknown" key; ZL603 reports it.
         "max_grad_norm": N("Not an optimizer argument for DeepSpeed: use top-level gradient_clipping. Warned at "
-                           "parse (config.py:723-730) and rejected at init (engine.py:2481-2485).", None,
-                           **{"deprecated": True}),
+                           "parse (config.py:723-730) and rejected at init for any value (engine.py:2481-2485).",
+                           None),
     },
 }
 
@@ -399,12 +400,14 @@ TOP_LEVEL = {
     # config.py:383-384, 555-567; constants.py:383-391
     "data_types": LAX("Data types.", {
         "grad_accum_dtype": S("Gradient accumulation dtype (resolved with DtypeEnum at init; not checked at "
-                              "parse).", None, enum=DTYPE_NAMES + [None]),
+                              "parse).", None, enum=DTYPE_NAMES + ["int8", "torch.int8", None]),
         # 0.19.6+ only (absent in 0.18.9)
+        # param_dtype / buffer_dtype / grad_accum_dtype are all resolved with DtypeEnum (engine.py:1809, 1826,
+        # 1847), which takes every DTYPE_NAMES spelling plus int8 (config.py:144-149); ZL309 checks the values.
         "param_dtype": S("Parameter dtype; must agree with fp16/bf16.enabled (engine.py:1812-1829).", None,
-                         enum=["fp16", "bf16", "fp32", None], **{"@since": "0.19.0"}),
-        "buffer_dtype": S("Buffer dtype (None: keep as loaded).", None, enum=["fp16", "bf16", "fp32", None],
-                          **{"@since": "0.19.0"}),
+                         enum=DTYPE_NAMES + ["int8", "torch.int8", None], **{"@since": "0.19.0"}),
+        "buffer_dtype": S("Buffer dtype (None: keep as loaded).", None,
+                          enum=DTYPE_NAMES + ["int8", "torch.int8", None], **{"@since": "0.19.0"}),
         # 0.19.8 only (absent in 0.19.7); config.py:562-567
         "keep_in_fp32_modules": {
             "description": ("Buffers kept in fp32 under bf16/fp16: \"auto\" or a list of name patterns; anything "
