@@ -20,6 +20,10 @@ RULE = Rule(
 def check(view):
     for issue in view.issues("enum"):
         node = issue.node
+        if view.is_placeholder(node):
+            continue  # a template placeholder: ZL010
+        if _case_insensitive_match(issue, node):
+            continue
         severity, outcome = view.invalid_value_outcome(issue.pointer)
         choices = (issue.schema or {}).get("enum") or []
         for branch in (issue.schema or {}).get("anyOf", ()):
@@ -29,3 +33,13 @@ def check(view):
                            f"{view.path(issue.pointer)} is {node.raw}, but it must be {issue.expected}: {outcome}"
                            + (f"; did you mean \"{guess}\"?" if guess else ""),
                            at="value", severity=severity, help=f'write "{guess}"' if guess else f"use {issue.expected}")
+
+
+def _case_insensitive_match(issue, node):
+    """DeepSpeed upper-/lower-cases some values before checking them (checkpoint.tag_validation, writer.type,
+    gradient_allreduce_op, communication_data_type; schema `x-zerolint-case-insensitive`), so "wArN" is fine."""
+    s = issue.schema or {}
+    if not s.get("x-zerolint-case-insensitive") or not isinstance(node.value, str):
+        return False
+    choices = list(s.get("enum") or []) + [c for b in s.get("anyOf", ()) for c in b.get("enum", [])]
+    return node.value.lower() in {c.lower() for c in choices if isinstance(c, str)}

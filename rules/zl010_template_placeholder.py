@@ -1,0 +1,41 @@
+"""Many published DeepSpeed configs are templates: a shell script `sed`s or `envsubst`s values in before the job
+starts (`"train_batch_size": CONFIG_BATCH_SIZE,`, `"stage": ${zero_stage}`, `{{ micro_batch }}`). DeepSpeed reads
+such a file with hjson, where an unquoted word is a string that runs to the end of the line (the trailing comma
+included), so the unrendered template fails or means something else: a string where a number or a boolean
+belongs. Reporting each as a type error misses the point; this rule recognises the usual placeholder shapes
+and says what to do instead: lint the rendered config.
+
+Recognised as a whole value: `${name}`, `$NAME`, `{{ name }}`, `{% ... %}`, `%(name)s`, `<NAME>`, `@NAME@`, and,
+for hjson quoteless values only, an ALL_CAPS identifier with an underscore (`CONFIG_FP16_ENABLED`). The wrong-type
+and invalid-value rules (ZL104, ZL105) stay quiet for these values. JSON-incompatible syntax (ZL002) and removed
+sections (ZL701) are still reported: the rendered file keeps them."""
+
+from zerolint.rule import Rule
+from zerolint.view import placeholder_of
+
+RULE = Rule(
+    code="ZL010",
+    name="template-placeholder",
+    severity="warning",
+    summary="A value that looks like a template placeholder; lint the rendered config",
+    evidence="deepspeed/runtime/config.py:444 (hjson.load); "
+             "DeepSpeedExamples compression/bert/config/ds_config_TEMPLATE.json",
+)
+
+
+@RULE.check
+def check(view):
+    root = view.root
+    if root is None:
+        return
+    for node in root.walk():
+        text = placeholder_of(node)
+        if text is None:
+            continue
+        quoteless = node.raw[:1] not in ('"', "'")
+        reads = f"the string {node.value!r}" + (" (hjson quoteless string)" if quoteless else "")
+        yield view.finding(
+            node.pointer,
+            f"{view.path(node.pointer)} is {text}, which looks like a template placeholder: DeepSpeed would read "
+            f"{reads}; this file works only after the template is rendered",
+            at="value", help="lint the rendered config (e.g. render it, then `zerolint check rendered.json`)")
