@@ -100,9 +100,13 @@ def _section(est: Estimate, where: str, explain: bool) -> list[str]:
         lines.append(f"  {c.name:<44} {_g(c.bytes):>8}  {_bar(c.bytes * per_proc, scale)}")
         if explain:
             lines.append(f"      = {c.formula}")
-    if off:
-        lines.append(f"  not at the peak: " + ", ".join(f"{c.name} {_g(c.bytes)}" for c in
-                                                        sorted(off, key=lambda c: -c.bytes)))
+    if off and explain:
+        for c in sorted(off, key=lambda c: -c.bytes):
+            lines.append(f"  {'(not at the peak) ' + c.name:<44} {_g(c.bytes):>8}")
+            lines.append(f"      = {c.formula}")
+    elif off:
+        lines.append("  not at the peak: " + ", ".join(f"{c.name} {_g(c.bytes)}" for c in
+                                                       sorted(off, key=lambda c: -c.bytes)))
     lines.append(f"  {'covered' + (' per node' if where == 'host' else ''):<44} {_g(covered):>8}")
     for c in margins:
         lines.append(f"  {'+ margin: ' + c.name:<44} {_g(c.bytes * per_proc):>8}  {_bar(c.bytes * per_proc, scale)}")
