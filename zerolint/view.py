@@ -20,6 +20,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from . import consumers
+from . import dsfacts
 from . import pointer as jp
 from .diagnostics import Severity
 from .document import NUMBER, OBJECT, STRING, Document, Node
@@ -391,6 +392,90 @@ class View:
         dtype = accum if self.zero_stage == 1 and accum != model else model
         return size, dtype
 
+    # -- optimizer and scheduler (ZL6xx; the tables live in dsfacts) ----------------------------------------------
+    def plain_string(self, pointer: str) -> str | None:
+        """A string value as DeepSpeed would use it, or None when absent, not a string, "auto" (the "auto" rules
+        report it), a template placeholder, or an hjson quoteless value that swallowed a comment (ZL004)."""
+        n = self.node(pointer)
+        if n is None or n.kind != STRING or not isinstance(n.value, str):
+            return None
+        if n.value.strip().lower() == "auto" or dsfacts.placeholder_text(n.value, n.quoteless) is not None:
+            return None
+        if n.quoteless and any(m in n.value for m in ("#", "//", "/*")):
+            return None
+        return n.value
+
+    @property
+    def optimizer_type(self) -> str | None:
+        """optimizer.type as written (see plain_string); None when there is no optimizer in the config."""
+        if self.node("/optimizer") is None or self.node("/optimizer").kind != OBJECT:
+            return None
+        return self.plain_string("/optimizer/type")
+
+    @property
+    def optimizer_name(self) -> str | None:
+        """The name DeepSpeed dispatches on: lower-cased when it is one of DeepSpeed's own optimizers (for the
+        target version, so OneBitAdam only before 0.19.7), else as written (config.py:519-520)."""
+        t = self.optimizer_type
+        if t is None:
+            return None
+        native = set(dsfacts.DEEPSPEED_OPTIMIZERS)
+        native |= {k for k, (_, gone) in dsfacts.REMOVED_OPTIMIZERS.items() if not self.since(f">={gone}")}
+        return t.lower() if t.lower() in native else t
+
+    def optimizer_param(self, key: str) -> Node | None:
+        params = self.node("/optimizer/params")
+        return params.get(key) if params is not None and params.kind == OBJECT else None
+
+    @property
+    def zenflow(self) -> bool:
+        z = self.node(f"{ZERO}/zenflow")
+        return z is not None and z.kind != "null"
+
+    @cached_property
+    def optimizer_class(self) -> str | None:
+        """The class `deepspeed.initialize` builds from the optimizer section (engine.py:2476-2545 and
+        get_optimizer_configuration, 2375-2408): "FusedAdam", "DeepSpeedCPUAdam" (Adam/AdamW whenever
+        offload_optimizer is cpu/nvme, at any ZeRO stage), "ZenFlowCPUAdam", "torch.optim.AdamW" (torch_adam),
+        "torch.optim.Adagrad", "DeepSpeedCPUAdagrad", "FusedLamb", "FusedLion", "DeepSpeedCPULion",
+        "mup.MuAdam"/"mup.MuAdamW"/"mup.MuSGD", "MuonWithAuxAdam", "OneBitAdam"... (before 0.19.7), or
+        "torch.optim.<Name>". None when there is no optimizer, the name is unknown, or it depends on a value
+        filled at run time."""
+        name = self.optimizer_name
+        if name is None:
+            return None
+        offload = self.offload_device("optimizer")
+        cpu = None if offload is None else offload in ("cpu", "nvme")
+        if name in ("adam", "adamw"):
+            torch_adam = self.optimizer_param("torch_adam")
+            if torch_adam is not None and self.is_auto(torch_adam):
+                return None
+            if torch_adam is not None and torch_adam.to_python():
+                mode = self.optimizer_param("adam_w_mode")
+                adamw = name == "adamw" or mode is None or bool(mode.to_python())
+                return "torch.optim.AdamW" if adamw else "torch.optim.Adam"
+            if cpu is None:
+                return None
+            return ("ZenFlowCPUAdam" if self.zenflow else "DeepSpeedCPUAdam") if cpu else "FusedAdam"
+        if name == "adagrad":
+            return None if cpu is None else "DeepSpeedCPUAdagrad" if cpu else "torch.optim.Adagrad"
+        if name == "lion":
+            return None if cpu is None else "DeepSpeedCPULion" if cpu else "FusedLion"
+        fixed = {"lamb": "FusedLamb", "muadam": "mup.MuAdam", "muadamw": "mup.MuAdamW", "musgd": "mup.MuSGD",
+                 "muon": "MuonWithAuxAdam"}
+        if name in fixed:
+            return fixed[name]
+        if name in dsfacts.REMOVED_OPTIMIZERS:
+            return dsfacts.REMOVED_OPTIMIZERS[name][0]
+        return f"torch.optim.{name}" if name in dsfacts.TORCH_OPTIMIZER_KWARGS else None
+
+    @property
+    def scheduler_type(self) -> str | None:
+        """scheduler.type as written (see plain_string); None when there is no scheduler in the config."""
+        if self.node("/scheduler") is None or self.node("/scheduler").kind != OBJECT:
+            return None
+        return self.plain_string("/scheduler/type")
+
     # -- batch --------------------------------------------------------------------------------------------------
     def batch_value(self, pointer: str) -> int | None:
         """A batch key as DeepSpeed reads it: None when absent or null; the number when it is one (integral
@@ -443,6 +528,9 @@ class View:
 
     def invalid_value_outcome(self, pointer: str) -> tuple[str, str]:
         """(severity, what DeepSpeed does) for a value of the wrong type or out of range at `pointer`."""
+        special = _value_outcome(self, pointer)
+        if special is not None:
+            return special
         parent = jp.parent(pointer)
         if self.is_strict(parent):
             return "error", "DeepSpeed rejects the config at parse (pydantic ValidationError)"
@@ -556,8 +644,27 @@ LAX_CHECKED: tuple[tuple[str, str], ...] = (
     ("/gradient_clipping", "the first step"), ("/steps_per_print", "the first step"),
     ("/pipeline/pipe_partitioned", "initialize"), ("/pipeline/grad_partitioned", "initialize"),
     ("/optimizer/params/", "initialize"), ("/scheduler/params/", "initialize"),
-    ("/optimizer/type", "initialize"), ("/scheduler/type", "initialize"),
+    ("/optimizer/type", "parse"), ("/scheduler/type", "initialize"),
 )
+
+def _value_outcome(view: "View", pointer: str) -> tuple[str, str] | None:
+    """Where what DeepSpeed does with a bad value depends on the value, not just the place."""
+    node = view.node(pointer)
+    num = view.number(node)
+    if pointer == "/gradient_clipping" and num is not None and num < 0:
+        # engine.py:3506, stage_1_and_2.py:3199, stage3.py:2982, bf16_optimizer.py:408: clip only when > 0
+        return "warning", "DeepSpeed clips only when gradient_clipping > 0, so it silently never clips"
+    if pointer == "/steps_per_print" and num is not None:
+        if num == 0:  # engine.py:3552-3555 and utils/timer.py:242-244: `step % steps_per_print`
+            return "error", ("DeepSpeed fails at the first step (ZeroDivisionError: integer modulo by zero; "
+                             "deepspeedai/DeepSpeed#7838)")
+        if num < 0:
+            return "warning", "DeepSpeed does not reject it: Python's modulo makes it report every |n| steps"
+    if pointer == "/scheduler/params/warmup_type" and node is not None and node.kind == STRING:
+        # lr_schedules.py:746-750, 884-888: an unknown warmup_type logs a warning and falls back to "log"
+        return "warning", "DeepSpeed logs \"Using unknown warmup_type\" and uses the log warmup curve instead"
+    return None
+
 
 # Lax (plain-dict) places where a literal "auto" reaches code that needs a number or a name.
 AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
