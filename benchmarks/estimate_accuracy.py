@@ -20,7 +20,8 @@ leniently (nested objects are flattened; the first key found wins):
                    "optimizer+param", "param", "none", true
   world size       world_size | gpus | num_gpus | nproc (default 1); gpus_per_node (default: world size)
   batch            micro_batch | micro_batch_size | train_micro_batch_size_per_gpu; seq_len | seq | sequence_length
-  shape            hidden | hidden_size, layers | num_layers, vocab | vocab_size, heads, intermediate
+  shape            hidden | hidden_size, layers | num_layers, vocab | vocab_size, heads, intermediate,
+                   gated_mlp (default false: the 4h GELU MLP of zerolint verify's model), dropout (default false)
   optimizer        optimizer (text), torch_adam (bool)
   config           config | ds_config: the DeepSpeed config actually run (used as is when present)
   measured         peak_allocated*, peak_reserved*, host_rss_peak* / rss*: *_gib or *_gb in GiB, *_bytes or
@@ -156,7 +157,7 @@ def estimate_case(d: dict[str, Any]) -> tuple[E.Estimate, dict[str, Any]]:
     model.shape = Shape(hidden=_get(d, "hidden", "hidden_size"), layers=_get(d, "layers", "num_layers"),
                         heads=_get(d, "heads", "num_heads"), kv_heads=_get(d, "kv_heads"),
                         intermediate=_get(d, "intermediate", "intermediate_size"),
-                        vocab=_get(d, "vocab", "vocab_size"), gated_mlp=bool(_get(d, "gated_mlp", default=True)),
+                        vocab=_get(d, "vocab", "vocab_size"), gated_mlp=bool(_get(d, "gated_mlp", default=False)),
                         dropout=bool(_get(d, "dropout", default=False)))
     world = int(_get(d, "world_size", "gpus", "num_gpus", "nproc", default=1))
     gpn = int(_get(d, "gpus_per_node", default=world))
