@@ -6,6 +6,7 @@ offload, nothing is offloaded. Inside a strict section (ZeRO, fp16, bf16, monito
 rejected at parse ("Extra inputs are not permitted"). A wrapper object whose keys belong one level up
 (`"monitor": {"tensorboard": ...}`) is reported the same way."""
 
+from zerolint import edits
 from zerolint import pointer as jp
 from zerolint.rule import Rule
 
@@ -40,8 +41,10 @@ def check(view):
                 consequence = f"DeepSpeed rejects it in {view.path(here)} at parse (extra inputs are not permitted)"
             else:
                 consequence = f"DeepSpeed ignores it at {where_here}: {_effect(view, key, home)}"
+            move = edits.make_fix(f"move {key} {where_home}", edits.move_member(view.doc, issue.pointer, home))
             yield view.finding(issue.pointer, f"{key} belongs {where_home}; {consequence}",
-                               help=f"move \"{key}\" {where_home}")
+                               help=f"move \"{key}\" {where_home}", fixes=edits.fixes(move),
+                               fails_at="parse" if issue.unknown == "rejected" else None)
             continue
         node = issue.node
         if node.kind == "object" and node.members:

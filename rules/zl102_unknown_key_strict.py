@@ -7,7 +7,8 @@ permitted". Usually a typo (`offload_optimzer`) or a key from another section or
 
 from zerolint import pointer as jp
 from zerolint.rule import Rule
-from zerolint.suggest import closest
+from zerolint import edits
+from zerolint.suggest import closest, edit_distance
 
 RULE = Rule(
     code="ZL102",
@@ -27,10 +28,16 @@ def check(view):
         key = jp.last(issue.pointer)
         present = set(view.node(issue.section).keys()) if view.node(issue.section) else set()
         guess = closest(key, [k for k in issue.known_keys if k not in present] or issue.known_keys)
+        fix = None
+        if guess and guess not in present:
+            fix = edits.make_fix(f"rename {key} to {guess}", edits.rename_key(view.doc, issue.pointer, guess),
+                                 safe=edit_distance(key, guess) <= 2)
         yield view.finding(
             issue.pointer,
-            f"unknown key {key!r} in {view.path(issue.section)}: DeepSpeed rejects the config at parse "
+            fixes=edits.fixes(fix),
+            message=f"unknown key {key!r} in {view.path(issue.section)}: DeepSpeed rejects the config at parse "
             "(extra inputs are not permitted)" + (f"; did you mean {guess!r}?" if guess else ""),
             help=f"rename it to \"{guess}\"" if guess else f"delete it; {view.path(issue.section)} accepts: "
                  + ", ".join(sorted(k for k in issue.known_keys if not k.startswith("stage3_"))[:12]) + ", ...",
+            fails_at="parse",
         )

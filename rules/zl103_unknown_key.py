@@ -8,6 +8,7 @@ code)."""
 
 from zerolint import pointer as jp
 from zerolint.rule import Rule
+from zerolint import edits
 from zerolint.suggest import closest, edit_distance
 
 RULE = Rule(
@@ -25,6 +26,7 @@ TOLERATED = {"$schema", "_comment", "comment", "_description", "description"}
 
 @RULE.check
 def check(view):
+    present_in: dict[str, set[str]] = {}  # section pointer -> its keys (once per section: linear in big configs)
     for issue in view.issues("unknown-key"):
         if issue.unknown != "ignored" or view.home_of(issue.pointer) is not None:
             continue
@@ -34,12 +36,15 @@ def check(view):
         node = issue.node
         if node.kind == "object" and node.members and all(m.key in issue.known_keys for m in node.members):
             continue  # a wrapper of keys that belong one level up: ZL101
-        section = view.node(issue.section)
-        present = set(section.keys()) if section is not None else set()
+        present = present_in.get(issue.section)
+        if present is None:
+            section = view.node(issue.section)
+            present = present_in[issue.section] = set(section.keys()) if section is not None else set()
         guess = closest(key, [k for k in issue.known_keys if k not in present])
         where = view.path(issue.section) if issue.section else "the top level"
         if guess and edit_distance(key, guess) <= 2:
-            yield view.finding(issue.pointer,
+            fix = edits.make_fix(f"rename {key} to {guess}", edits.rename_key(view.doc, issue.pointer, guess))
+            yield view.finding(issue.pointer, fixes=edits.fixes(fix), message=
                                f"unknown key {key!r} at {where} looks like a typo of {guess!r}: DeepSpeed ignores "
                                f"{key!r}, so the {guess} setting you meant is never applied", severity="error",
                                help=f"rename it to \"{guess}\"")

@@ -5,6 +5,7 @@ batch size crashes the batch arithmetic at parse, a string `gradient_clipping` t
 pydantic's lax mode silently converts the value (`"true"` for a boolean, `"3"` for an integer), the config
 works but does not say what it means: a warning."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -29,13 +30,14 @@ def check(view):
         kind = KIND.get(node.kind, node.kind)
         shown = f"{node.raw} ({kind})" if node.raw and len(node.raw) <= 40 else kind
         if issue.kind == "type":
-            severity, outcome = view.invalid_value_outcome(issue.pointer)
+            outcome = view.invalid_value(issue.pointer)
             yield view.finding(issue.pointer,
                                f"{view.path(issue.pointer)} is {shown}, expected "
-                               f"{issue.expected}: {outcome}", at="value", severity=severity,
-                               help=f"write {issue.expected}")
+                               f"{issue.expected}: {outcome.text}", at="value", severity=outcome.severity,
+                               help=f"write {issue.expected}", fails_at=outcome.fails_at)
         elif issue.kind == "coerced":
             yield view.finding(issue.pointer,
                                f"{view.path(issue.pointer)} is {shown}; DeepSpeed "
                                f"converts it to {issue.expected}", at="value", severity="warning",
-                               help=f"write {issue.expected}")
+                               help=f"write {issue.expected}", fixes=edits.fixes(edits.make_fix(
+                                   f"write {issue.expected}", edits.replace_value(view.doc, node, issue.expected))))

@@ -3,6 +3,7 @@
 checkpoint `tag_validation` mode it does not know. In validated sections DeepSpeed rejects the config at
 parse."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 from zerolint.suggest import closest
 
@@ -24,15 +25,19 @@ def check(view):
             continue  # a template placeholder: ZL010
         if _case_insensitive_match(issue, node):
             continue
-        severity, outcome = view.invalid_value_outcome(issue.pointer)
+        outcome = view.invalid_value(issue.pointer)
         choices = (issue.schema or {}).get("enum") or []
         for branch in (issue.schema or {}).get("anyOf", ()):
             choices = choices or branch.get("enum", [])
         guess = closest(str(node.value), [str(c) for c in choices]) if isinstance(node.value, str) else None
-        yield view.finding(issue.pointer,
-                           f"{view.path(issue.pointer)} is {node.raw}, but it must be {issue.expected}: {outcome}"
+        fix = None
+        if guess is not None and guess.lower() == str(node.value).strip().lower():
+            fix = edits.make_fix(f'write "{guess}"', edits.replace_value(view.doc, node, edits.value_text(guess)))
+        yield view.finding(issue.pointer, fixes=edits.fixes(fix), message=
+                           f"{view.path(issue.pointer)} is {node.raw}, but it must be {issue.expected}: {outcome.text}"
                            + (f"; did you mean \"{guess}\"?" if guess else ""),
-                           at="value", severity=severity, help=f'write "{guess}"' if guess else f"use {issue.expected}")
+                           at="value", severity=outcome.severity, fails_at=outcome.fails_at,
+                           help=f'write "{guess}"' if guess else f"use {issue.expected}")
 
 
 def _case_insensitive_match(issue, node):

@@ -6,6 +6,7 @@ runs with every parameter on the GPU (wenet-e2e/wenet#2499 removed such a block 
 Two ways out: raise the stage to 3 (changes how training runs: an unsafe fix), or delete the block (changes
 nothing DeepSpeed does: the safe fix)."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -14,7 +15,7 @@ RULE = Rule(
     severity="error",
     summary="offload_param is set but ZeRO stage is below 3, so parameters are not offloaded",
     evidence="deepspeed/runtime/engine.py:2655-2708; https://github.com/wenet-e2e/wenet/issues/2499",
-    fixable="alternatives",
+    fixable="alternatives",  # delete (safe, the default) or raise the stage to 3 (unsafe)
 )
 
 
@@ -34,4 +35,17 @@ def check(view):
         f"{key} (device {device!r}) has no effect {where}: only stage 3 offloads parameters, and DeepSpeed "
         "ignores this silently — every parameter stays on the GPU",
         help="set zero_optimization.stage to 3 to offload parameters, or delete offload_param",
+        fixes=edits.fixes(
+            edits.make_fix(f"delete {key} (it does nothing at this stage)", edits.remove_member(view.doc, ptr),
+                           choice="delete", default=True),
+            edits.make_fix("set zero_optimization.stage to 3 so that parameters are offloaded", _stage3(view),
+                           safe=False, choice="stage3"),
+        ),
     )
+
+
+def _stage3(view):
+    stage = view.node("/zero_optimization/stage")
+    if stage is not None:
+        return edits.replace_value(view.doc, stage, "3")
+    return edits.insert_member(view.doc, "/zero_optimization", "stage", "3", position="start")

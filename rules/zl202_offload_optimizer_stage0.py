@@ -3,6 +3,7 @@ DeepSpeedCPUAdam whenever the offload device is cpu or nvme (runtime/engine.py:1
 parameters stay on the GPU, so the first `step()` fails with "CPUAdam param is on cuda:0 and must be 'cpu'"
 (ops/adam/cpu_adam.py:148) — minutes into the job, not at start-up."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -28,4 +29,13 @@ def check(view):
         "DeepSpeedCPUAdam for parameters that stay on the GPU, and the first optimizer step fails "
         "(\"CPUAdam param is on cuda:0 and must be 'cpu'\")",
         help="set zero_optimization.stage to 1, 2 or 3 (stage 2 is the usual choice with optimizer offload)",
+        fails_at="step",
+        fixes=edits.fixes(edits.make_fix("set zero_optimization.stage to 2", _stage2(view), safe=False)),
     )
+
+
+def _stage2(view):
+    stage = view.node("/zero_optimization/stage")
+    if stage is not None:
+        return edits.replace_value(view.doc, stage, "2")
+    return edits.insert_member(view.doc, "/zero_optimization", "stage", "2", position="start")

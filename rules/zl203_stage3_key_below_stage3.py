@@ -3,6 +3,7 @@
 them and never looks at them (runtime/engine.py:2655-2708). Usually a leftover from a stage-3 config, or a
 sign that the stage is not what the author thinks."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 from zerolint.view import STAGE3_ONLY
 
@@ -26,7 +27,9 @@ def check(view):
     for m in z.members or ():
         if m.key in STAGE3_ONLY:
             yield view.finding(m.pointer, f"{m.key} only applies to ZeRO stage 3, but {where}: DeepSpeed ignores it",
-                               help="delete it, or set zero_optimization.stage to 3 if stage 3 was meant")
+                               help="delete it, or set zero_optimization.stage to 3 if stage 3 was meant",
+                               fixes=edits.fixes(edits.make_fix(f"delete {m.key} (ignored below stage 3)",
+                                                                edits.remove_member(view.doc, m))))
     opt = view.node("/zero_optimization/offload_optimizer")
     sup = opt.member("super_offload") if opt is not None else None
     if sup is not None and sup.value.value is True:

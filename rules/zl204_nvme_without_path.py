@@ -34,4 +34,5 @@ def check(view):
             "(there is no default swap directory)",
             at="member",
             help=f"add \"nvme_path\": \"/local_nvme\" (a directory on a fast local NVMe drive) to offload_{which}",
+            fails_at="initialize",
         )

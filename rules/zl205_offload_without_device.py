@@ -3,6 +3,7 @@
 device triggers an assertion (docs/_pages/config-json.md:638, 654), so configs written from the docs believe
 they offload while everything stays on the GPU."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -27,4 +28,6 @@ def check(view):
             f"offload_{which} has no \"device\": it defaults to \"none\", so nothing is offloaded (DeepSpeed's "
             "docs wrongly say the default is \"cpu\")",
             help="add \"device\": \"cpu\" (or \"nvme\" with an nvme_path), or delete the block",
+            fixes=edits.fixes(edits.make_fix('add "device": "cpu"', edits.insert_member(
+                view.doc, ptr, "device", '"cpu"', position="start"), safe=False)),
         )

@@ -2,6 +2,7 @@
 implemented by ZeRO stage 3; with any other stage DeepSpeed rejects the config at parse time
 ("Partial offloading only supported for ZeRO Stage 3", zero/config.py:395-400)."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -23,4 +24,7 @@ def check(view):
     yield view.finding(ratio.pointer,
                        f"ratio {ratio.raw} asks for partial optimizer offload, which only ZeRO stage 3 supports "
                        f"(stage is {stage}): DeepSpeed rejects the config at parse",
-                       at="member", help="set zero_optimization.stage to 3, or remove ratio (full offload)")
+                       at="member", help="set zero_optimization.stage to 3, or remove ratio (full offload)",
+                       fails_at="parse", fixes=edits.fixes(edits.make_fix(
+                           "remove ratio (offload all optimizer states, as this stage can)",
+                           edits.remove_member(view.doc, ratio.pointer), safe=False)))

@@ -3,6 +3,7 @@ optimizer only checks whether the device is not "none" (stage_1_and_2.py:220-225
 `buffer_count` and the `aio` settings do nothing, and the optimizer states occupy host RAM — which the NVMe
 choice was usually meant to avoid."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -21,4 +22,7 @@ def check(view):
     yield view.finding("/zero_optimization/offload_optimizer/device",
                        f"with ZeRO stage {view.zero_stage}, device \"nvme\" behaves as \"cpu\": optimizer states go to "
                        "host RAM and nvme_path is never used", at="member",
-                       help="use ZeRO stage 3 for NVMe offload, or say \"cpu\" and size host memory for it")
+                       help="use ZeRO stage 3 for NVMe offload, or say \"cpu\" and size host memory for it",
+                       fixes=edits.fixes(edits.make_fix(  # safe: "cpu" is what this stage does with "nvme"
+                           'write "cpu", which is what this stage does', edits.replace_value(
+                               view.doc, "/zero_optimization/offload_optimizer/device", '"cpu"'))))

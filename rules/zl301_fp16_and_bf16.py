@@ -3,6 +3,7 @@
 the job has already been scheduled. Pick one: bf16 on Ampere or newer GPUs (no loss scaling needed), fp16 on
 older ones."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -29,4 +30,11 @@ def check(view):
         at="member",
         help="keep one: bf16 on Ampere or newer GPUs (no loss scaling), fp16 on older ones",
         related=[(earlier.pointer, "also enabled here")],
+        fails_at="parse",
+        fixes=edits.fixes(
+            edits.make_fix("keep bf16: set fp16.enabled to false",
+                           edits.replace_value(view.doc, fp16_at, "false"), safe=False, choice="bf16"),
+            edits.make_fix(f"keep fp16: set {bf16[1:]}.enabled to false",
+                           edits.replace_value(view.doc, bf16_at, "false"), safe=False, choice="fp16"),
+        ),
     )

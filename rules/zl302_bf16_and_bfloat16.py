@@ -2,6 +2,7 @@
 (runtime/precision_config.py:34-38). With both present, `bfloat16` is silently ignored — so
 `"bf16": {"enabled": false}, "bfloat16": {"enabled": true}` trains without bf16."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -24,4 +25,7 @@ def check(view):
                        "bfloat16 is ignored because bf16 is also present"
                        + (f" — and they disagree: bf16 is {'on' if view.bf16_enabled else 'off'}" if conflict else ""),
                        severity="error" if conflict else None, related=[("/bf16", "bf16 is read instead")],
-                       help="delete bfloat16 and keep the settings you want under bf16")
+                       help="delete bfloat16 and keep the settings you want under bf16",
+                       fixes=edits.fixes(edits.make_fix("delete bfloat16 (DeepSpeed ignores it)",
+                                                        edits.remove_member(view.doc, "/bfloat16"),
+                                                        safe=not conflict)))

@@ -2,6 +2,7 @@
 DeepSpeed's strict sections drop only that exact string. `"Auto"`, `"AUTO"` or `" auto"` is filled by no one:
 in a strict section it is an invalid value (rejected at parse), elsewhere a string where a number belongs."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -22,4 +23,6 @@ def check(view):
         yield view.finding(node.pointer, f"{view.path(node.pointer)} is \"{node.value}\": neither DeepSpeed nor the "
                                          "HF Trainer / Accelerate recognise it (only the exact lower-case \"auto\" is "
                                          "a placeholder), so it is read as an ordinary string",
-                           at="value", help="write \"auto\"")
+                           at="value", help="write \"auto\"",
+                           fixes=edits.fixes(edits.make_fix('write "auto"',
+                                                            edits.replace_value(view.doc, node, '"auto"'))))

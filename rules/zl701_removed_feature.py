@@ -5,6 +5,7 @@
 presence of the key — even `{"enabled": false}` — raises `DeepSpeedConfigError` at parse
 (runtime/config.py:80-141). Older published configs carry such blocks and now fail to load."""
 
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -28,4 +29,6 @@ def check(view):
         yield view.finding(issue.pointer,
                            f"{view.path(issue.pointer)} was removed in DeepSpeed {since}: DeepSpeed {view.version} "
                            "refuses the config at parse (DeepSpeedConfigError), even when the block is disabled",
-                           help=(what.rstrip(".") + "; " if what else "") + f"delete the block, or pin deepspeed<{since}")
+                           help=(what.rstrip(".") + "; " if what else "") + f"delete the block, or pin deepspeed<{since}",
+                           fails_at="parse", fixes=edits.fixes(edits.make_fix(
+                               f"delete {issue.pointer[1:]}", edits.remove_member(view.doc, issue.pointer), safe=False)))

@@ -5,6 +5,7 @@ DeepSpeed's own field metadata (`deprecated=True, new_param=...` in zero/config.
 only when `bf16` is absent) and the boolean `zero_optimization` form."""
 
 from zerolint import pointer as jp
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -51,9 +52,27 @@ def check(view):
             msg += " (DeepSpeed still reads it and logs a deprecation warning)"
         if note:
             msg += f". {note.rstrip('.')}"
-        yield view.finding(m.pointer, msg, help=f"rename it to {new}" if new else "delete it")
+        yield view.finding(m.pointer, msg, help=f"rename it to {new}" if new else "delete it",
+                           fixes=edits.fixes(_fix(view, m, new, applied)))
     z = view.node("/zero_optimization")
     if z is not None and z.kind == "boolean":
         yield view.finding("/zero_optimization",
                            f"\"zero_optimization\": {z.raw} is the deprecated boolean form (true means stage 1)",
-                           help=f"write \"zero_optimization\": {{\"stage\": {1 if z.value else 0}}}")
+                           help=f"write \"zero_optimization\": {{\"stage\": {1 if z.value else 0}}}",
+                           fixes=edits.fixes(edits.make_fix(
+                               f'write {{"stage": {1 if z.value else 0}}}',
+                               edits.replace_value(view.doc, z, f'{{"stage": {1 if z.value else 0}}}'))))
+
+
+def _fix(view, m, new, applied):
+    """Say it the current way, with the meaning DeepSpeed gives the deprecated key (zero/config.py:188-220)."""
+    if not new or not applied or " " in new:
+        return edits.make_fix(f"delete {m.key} (it has no effect)", edits.remove_member(view.doc, m))
+    if m.key in ("cpu_offload", "cpu_offload_param"):  # a bool that becomes an offload block with device cpu
+        if m.value.value is not True:
+            return edits.make_fix(f"delete {m.key} (false means no offload)", edits.remove_member(view.doc, m))
+        renamed = edits.rename_key(view.doc, m, new)
+        value = edits.replace_value(view.doc, m, '{"device": "cpu"}')
+        return edits.make_fix(f'replace {m.key}: true with {new}: {{"device": "cpu"}}',
+                              None if renamed is None or value is None else renamed + value)
+    return edits.make_fix(f"rename {m.key} to {new}", edits.rename_key(view.doc, m, new))

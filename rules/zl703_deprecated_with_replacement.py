@@ -5,6 +5,7 @@ the deprecated value into the replacement and refuses the config at parse when t
 even when the deprecated one is `false`."""
 
 from zerolint import pointer as jp
+from zerolint import edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -32,12 +33,14 @@ def check(view):
             new = sub["x-zerolint-replaced-by"]
             found = [view.node(jp.join(section_ptr, n)) for n in view.schema.spellings(section, new.split(".")[0])]
             replacement = next((n for n in found if n is not None), None)
-            if replacement is None:
-                continue
+            if replacement is None or view.is_auto(m.value) or view.is_auto(replacement):
+                continue  # a literal "auto" is dropped before the check (config_utils.py:54-56)
             new = jp.last(replacement.pointer)
             yield view.finding(m.pointer,
                                f"{m.key} is deprecated and its replacement {new} is also set: DeepSpeed refuses the "
                                f"config at parse (\"Cannot provide deprecated parameter '{m.key}' and replacing "
                                f"parameter '{new}' together\")",
                                related=[(replacement.pointer, f"{new} set here")],
-                               help=f"delete {m.key} and keep {new}")
+                               help=f"delete {m.key} and keep {new}", fails_at="parse",
+                               fixes=edits.fixes(edits.make_fix(f"delete {m.key} (keep {new})",
+                                                                edits.remove_member(view.doc, m))))
