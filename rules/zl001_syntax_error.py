@@ -38,6 +38,8 @@ def check(view):
     related = []
     if ours is not None and abs(ours.start - start) > 1:
         related.append(((ours.start, max(ours.end, ours.start + 1)), ours.message))
-    yield view.finding("", message, span=(start, start + 1), related=related,
+    # DeepSpeed's reader is hjson; the HF Trainer and Accelerate read with json.load, which stops wherever hjson does.
+    fails = doc.hjson_error is not None or (not view.raw_deepspeed and doc.json_error is not None)
+    yield view.finding("", message, span=(start, start + 1), related=related, fails_at="parse" if fails else None,
                        help="fix the syntax here; zerolint checked only what comes before the error"
                        if doc.fatal else "fix the syntax here")

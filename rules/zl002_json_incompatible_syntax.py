@@ -70,6 +70,7 @@ def check(view):
             line, col = doc.position(note.related[0])
             help = f"insert ',' at {line}:{col}, after the previous value"
         yield view.finding(note.pointer, message, span=(note.start, note.end), severity="error" if fatal else None,
+                           fails_at="parse" if fatal else None,
                            help=help, fixes=edits.fixes(_fix(view, note)))
 
 

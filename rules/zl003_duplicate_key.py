@@ -21,6 +21,7 @@ RULE = Rule(
 
 @RULE.check
 def check(view):
+    by_start: dict = {}  # id(object) -> {key offset: member}, built once per object (linear with many duplicates)
     for note in view.doc.notes:
         if note.kind != "duplicate-key":
             continue
@@ -35,19 +36,23 @@ def check(view):
             span=(note.start, note.end),
             help="keep one of the two and delete the other",
             related=[(note.related, f"first {key}")],
-            fixes=_fixes(view, note),
+            fixes=_fixes(view, note, by_start),
+            fails_at="parse" if view.raw_deepspeed else None,
         )
 
 
-def _fixes(view, note):
+def _fixes(view, note, by_start=None):
     """Both fixes are unsafe: DeepSpeed refused the file, so neither value has ever been used by it. Keeping the
     last one (the default) is what json.load, the HF Trainer and Accelerate already do."""
     doc = view.doc
     parent = doc.node(jp.parent(note.pointer))
     if parent is None or not parent.members:
         return []
-    first = next((m for m in parent.members if m.key_start == note.related[0]), None)
-    second = next((m for m in parent.members if m.key_start == note.start), None)
+    by_start = {} if by_start is None else by_start
+    starts = by_start.get(id(parent))
+    if starts is None:
+        starts = by_start[id(parent)] = {m.key_start: m for m in parent.members}
+    first, second = starts.get(note.related[0]), starts.get(note.start)
     if first is None or second is None:
         return []
     return edits.fixes(

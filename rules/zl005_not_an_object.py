@@ -21,4 +21,5 @@ def check(view):
         return
     yield view.finding("", f"the config is {KIND.get(root.kind, root.kind)}, not an object; DeepSpeed needs "
                            "{\"key\": value, ...} at the top level", span=(root.start, root.start + 1),
-                       help="wrap the settings in an object: { \"train_micro_batch_size_per_gpu\": 1, ... }")
+                       help="wrap the settings in an object: { \"train_micro_batch_size_per_gpu\": 1, ... }",
+                       fails_at="parse")

@@ -18,7 +18,8 @@ def check(view):
     for note in view.doc.notes:
         if note.kind == "encoding":
             yield view.finding("", note.message, span=(note.start, note.end),
-                               help="re-save the file as UTF-8")
+                               help="re-save the file as UTF-8", fails_at="parse")
         elif note.kind == "control-character":
             yield view.finding("", "a raw control character inside a string; json and hjson both reject it",
-                               span=(note.start, note.end), help="write it as an escape such as \\t or \\u0000")
+                               span=(note.start, note.end), help="write it as an escape such as \\t or \\u0000",
+                               fails_at="parse")

@@ -20,7 +20,7 @@ def check(view):
         if note.kind == "nonfinite-number":
             yield view.finding(note.pointer, f"{note.message}; DeepSpeed's hjson reader rejects it and json.load "
                                              "turns it into a float no setting can use", span=(note.start, note.end),
-                               help="write a finite number")
+                               help="write a finite number", fails_at="parse" if view.raw_deepspeed else None)
     if view.root is None:
         return
     for node in view.root.walk():
@@ -28,4 +28,4 @@ def check(view):
                 node.raw not in ("Infinity", "-Infinity"):
             yield view.finding(node.pointer, f"{node.raw} is beyond the range of a float: DeepSpeed's hjson reader "
                                              "crashes on it (OverflowError)", at="value",
-                               help="write a finite number")
+                               help="write a finite number", fails_at="parse" if view.raw_deepspeed else None)

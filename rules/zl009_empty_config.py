@@ -16,4 +16,5 @@ RULE = Rule(
 def check(view):
     if any(n.kind == "empty" for n in view.doc.notes):
         yield view.finding("", "the config is empty (DeepSpeed reads it as {} and then fails: no batch size)",
-                           span=(0, 0), help="write at least { \"train_micro_batch_size_per_gpu\": 1 }")
+                           span=(0, 0), help="write at least { \"train_micro_batch_size_per_gpu\": 1 }",
+                           fails_at="parse")

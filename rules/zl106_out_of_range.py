@@ -16,7 +16,8 @@ RULE = Rule(
 @RULE.check
 def check(view):
     for issue in view.issues("range"):
-        severity, outcome = view.invalid_value_outcome(issue.pointer)
+        outcome = view.invalid_value(issue.pointer)
         yield view.finding(issue.pointer,
-                           f"{view.path(issue.pointer)} is {issue.node.raw}, but it must be {issue.expected}: {outcome}",
-                           at="value", severity=severity, help=f"use {issue.expected}")
+                           f"{view.path(issue.pointer)} is {issue.node.raw}, but it must be {issue.expected}: "
+                           f"{outcome.text}", at="value", severity=outcome.severity, fails_at=outcome.fails_at,
+                           help=f"use {issue.expected}")

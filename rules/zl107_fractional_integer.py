@@ -4,6 +4,8 @@ with a fractional part"). The HF Trainer used to write exactly such values when 
 `stage3_prefetch_bucket_size: "auto"` with 0.9 × hidden² (deepspeedai/DeepSpeed#6525, fixed in
 huggingface/transformers#33402), and configs copied from such runs carry them."""
 
+import math
+
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -21,8 +23,10 @@ RULE = Rule(
 def check(view):
     for issue in view.issues("not-integer"):
         node = issue.node
-        severity, outcome = view.invalid_value_outcome(issue.pointer)
+        if not math.isfinite(node.value):
+            continue  # NaN, Infinity, 1e400: ZL008
+        outcome = view.invalid_value(issue.pointer)
         yield view.finding(issue.pointer,
                            f"{view.path(issue.pointer)} is {node.raw}, which has a fractional part, but it must be "
-                           f"an integer: {outcome}", at="value", severity=severity,
-                           help=f"write {int(node.value)}")
+                           f"an integer: {outcome.text}", at="value", severity=outcome.severity,
+                           fails_at=outcome.fails_at, help=f"write {int(node.value)}")

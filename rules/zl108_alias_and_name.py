@@ -25,10 +25,11 @@ def check(view):
         for key, sub in props.items():
             for alias in sub.get("x-zerolint-aliases", ()):
                 a, k = node.member(alias), node.member(key)
-                if a is None or k is None:
-                    continue
+                if a is None or k is None or view.is_auto(a.value) or view.is_auto(k.value):
+                    continue  # a literal "auto" is dropped before validation (config_utils.py:54-56)
                 yield view.finding(k.pointer,
                                    f"{key} and its alias {alias} are both set ({k.value.raw or '...'} and "
                                    f"{a.value.raw or '...'}): DeepSpeed reads {alias} and rejects {key} as an extra "
                                    "key at parse", related=[(a.pointer, f"{alias} set here")],
-                                   help=f"keep one of the two (the stage3_ spelling is the documented one)")
+                                   help=f"keep one of the two (the stage3_ spelling is the documented one)",
+                                   fails_at="parse")

@@ -29,4 +29,4 @@ def check(view):
         help = "add \"train_micro_batch_size_per_gpu\": \"auto\" so it is filled from the training arguments"
     yield view.finding("", "neither train_batch_size nor train_micro_batch_size_per_gpu is set: DeepSpeed fails at "
                            "parse (\"Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided\")",
-                       span=(view.root.start, view.root.start + 1), help=help)
+                       span=(view.root.start, view.root.start + 1), help=help, fails_at="parse")

@@ -40,7 +40,7 @@ def check(view):
                            "fails at parse (\"train_batch_size is not equal to micro_batch_per_gpu * "
                            "gradient_acc_step * world_size\")", at="member",
                            related=[(p, "batch setting") for p in given[1:]],
-                           help=_suggest(tbs, micro, gas, world))
+                           help=_suggest(tbs, micro, gas, world), fails_at="parse")
         return
     # No world size: report only what no world size can satisfy.
     if tbs is not None and micro is not None and gas is not None:
@@ -52,7 +52,7 @@ def check(view):
                                "equation, so it fails at parse on any number of GPUs", at="member",
                                related=[(p, "batch setting") for p in given[1:]],
                                help="set train_batch_size to micro × accumulation × GPUs, or drop it and let "
-                                    "DeepSpeed derive it")
+                                    "DeepSpeed derive it", fails_at="parse")
     elif tbs is not None and (micro or gas):
         other, name = (micro, "train_micro_batch_size_per_gpu") if micro else (gas, "gradient_accumulation_steps")
         if tbs % other or tbs < other:
@@ -60,7 +60,7 @@ def check(view):
                                f"train_batch_size {tbs} is not a multiple of {name} {other}: DeepSpeed derives the "
                                "missing value by floor division and then fails its batch equation at parse, on any "
                                "number of GPUs", at="member", related=[(p, "batch setting") for p in given[1:]],
-                               help=f"make train_batch_size a multiple of {other}")
+                               help=f"make train_batch_size a multiple of {other}", fails_at="parse")
 
 
 def _suggest(tbs, micro, gas, world):

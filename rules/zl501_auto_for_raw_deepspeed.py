@@ -10,6 +10,7 @@ This rule applies when the target is raw DeepSpeed (`--target deepspeed`); with 
 a file holding "auto" values is taken to be for the HF Trainer (ZL502 then checks the keys it fills)."""
 
 from zerolint.rule import Rule
+from zerolint.view import fails_at_of
 
 RULE = Rule(
     code="ZL501",
@@ -31,7 +32,8 @@ def check(view):
         if outcome.crashes_at:
             yield view.finding(node.pointer, f"{path} is \"auto\", which only the HF Trainer and Accelerate fill: "
                                              f"DeepSpeed fails at {outcome.crashes_at} ({outcome.effect})",
-                               at="value", help="write the value DeepSpeed should use")
+                               at="value", help="write the value DeepSpeed should use",
+                               fails_at=fails_at_of(f"fails at {outcome.crashes_at}"))
         else:
             severe = outcome.turns_off or outcome.turns_on
             yield view.finding(node.pointer, f"{path} is \"auto\", which only the HF Trainer and Accelerate fill: "

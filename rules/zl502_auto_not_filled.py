@@ -6,6 +6,7 @@ unchanged: dropped in strict sections (the default applies, silently) or kept as
 code reading it."""
 
 from zerolint.rule import Rule
+from zerolint.view import fails_at_of
 
 RULE = Rule(
     code="ZL502",
@@ -28,7 +29,8 @@ def check(view):
         if outcome.crashes_at:
             yield view.finding(node.pointer, f"{view.consumer} does not fill \"auto\" at {path}: DeepSpeed gets the "
                                              f"string and fails at {outcome.crashes_at} ({outcome.effect})",
-                               at="value", severity="error", help="write the value explicitly")
+                               at="value", severity="error", help="write the value explicitly",
+                               fails_at=fails_at_of(f"fails at {outcome.crashes_at}"))
         else:
             yield view.finding(node.pointer, f"{view.consumer} does not fill \"auto\" at {path}: {outcome.effect}",
                                at="value", severity="error" if outcome.turns_off else None,

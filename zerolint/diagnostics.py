@@ -90,6 +90,7 @@ class Diagnostic:
     related: list[Related] = field(default_factory=list)
     start: int = 0  # character offsets of the highlighted span, for the fixer and snippets
     end: int = 0
+    fails_at: str | None = None  # "parse" | "initialize" | "step" | None: see Finding.fails_at
 
     @property
     def fix(self) -> Fix | None:
@@ -106,7 +107,7 @@ class Diagnostic:
 
     def to_json(self) -> dict[str, Any]:
         fix = self.fix
-        return {
+        out = {
             "file": self.file,
             "code": self.code,
             "name": self.name,
@@ -127,3 +128,6 @@ class Diagnostic:
                 for r in self.related
             ],
         }
+        if self.fails_at is not None:
+            out["fails_at"] = self.fails_at
+        return out

@@ -110,7 +110,7 @@ def locate(doc: Document, rule: Rule, f: Finding, severity: Severity) -> Diagnos
     return Diagnostic(
         file=doc.path, code=rule.code, name=rule.name, severity=severity, message=f.message, pointer=f.pointer,
         line=line, column=col, end_line=end_line, end_column=end_col, help=f.help, url=rule.url,
-        fixes=list(f.fixes), related=related, start=start, end=end,
+        fixes=list(f.fixes), related=related, start=start, end=end, fails_at=f.fails_at,
     )
 
 

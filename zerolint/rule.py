@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .view import View
 
 TARGETS = ("deepspeed", "hf", "accelerate")
+FAILS_AT = ("parse", "initialize", "step", None)
 
 
 @dataclass
@@ -44,6 +45,15 @@ class Finding:
     severity: Severity | None = None  # per-finding severity, when a rule grades its cases
     fixes: list[Fix] = field(default_factory=list)
     related: list[tuple[str | tuple[int, int], str]] = field(default_factory=list)  # (pointer or span, message)
+    # When DeepSpeed fails on what this finding reports, as the message claims: "parse" (DeepSpeedConfig(...)
+    # raises), "initialize" (deepspeed.initialize raises), "step" (the first training step raises), or None (no
+    # claim of a failure: a silent no-op, a risk, a style issue). tests/differential holds "parse" claims to
+    # DeepSpeed's own parse.
+    fails_at: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fails_at not in FAILS_AT:
+            raise ValueError(f"fails_at must be one of {FAILS_AT}, not {self.fails_at!r}")
 
 
 @dataclass

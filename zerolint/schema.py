@@ -168,12 +168,18 @@ class Schema:
             if isinstance(sub_r, dict) and "x-zerolint-removed-in" in sub_r:
                 issues.append(SchemaIssue("removed-key", m.pointer, m.value, node.pointer, schema=sub_r))
                 continue
-            self._walk_value(m.value, sub, issues, skip, node.pointer)
+            self._walk_value(m.value, sub, issues, skip, node.pointer, pydantic=strict)
 
-    def _walk_value(self, node: Node, s: Any, issues: list[SchemaIssue], skip: Any, section: str) -> None:
+    def _walk_value(self, node: Node, s: Any, issues: list[SchemaIssue], skip: Any, section: str,
+                    pydantic: bool = False) -> None:
         if skip(node):
             return
         problem = self.mismatch(node, s)
+        if problem is None and pydantic and node.kind == NUMBER and isinstance(node.value, float) \
+                and abs(node.value) >= 2 ** 63 and self._integer_only(s):
+            # pydantic turns a float into a 64-bit integer: 1e19 fails where the int 10000000000000000000 passes
+            problem = ("range", "a whole number below 9.2e18 (2**63) when written with an exponent or a "
+                                "decimal point")
         if problem is not None:
             kind, expected = problem
             issues.append(SchemaIssue(kind, node.pointer, node, section, schema=self.resolve(s), expected=expected))
@@ -184,7 +190,19 @@ class Schema:
             items = self._items_schema(s, node)
             if items is not None:
                 for item in node.items or ():
-                    self._walk_value(item, items, issues, skip, node.pointer)
+                    self._walk_value(item, items, issues, skip, node.pointer, pydantic)
+
+    def _integer_only(self, s: Any) -> bool:
+        """Whether the schema takes integers but not other numbers (a pydantic int field)."""
+        s = self.resolve(s)
+        if not isinstance(s, dict):
+            return False
+        branches = [self.resolve(b) for b in s.get("anyOf", ()) or s.get("oneOf", ())] or [s]
+        types: set[str] = set()
+        for b in branches:
+            t = b.get("type") if isinstance(b, dict) else None
+            types.update([t] if isinstance(t, str) else t or ())
+        return "integer" in types and "number" not in types
 
     def _items_schema(self, s: Any, node: Node) -> Any:
         s = self.resolve(s)

@@ -23,7 +23,7 @@ from . import consumers
 from . import dsfacts
 from . import pointer as jp
 from .diagnostics import Severity
-from .document import NUMBER, OBJECT, STRING, Document, Node
+from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Document, Node
 from .dsfacts import DTYPE_NAMES, placeholder_text
 from .rule import Finding
 from .schema import Schema, SchemaIssue, load_schema
@@ -158,16 +158,30 @@ class View:
 
     def strictness(self, pointer: str) -> str | None:
         """'rejected' (strict: unknown keys fail at parse), 'ignored' (lax), 'rejected_at_init', or None."""
+        if self.unread(pointer):
+            return "ignored"
         return self.schema.unknown_policy(pointer)
 
     def is_strict(self, pointer: str) -> bool:
         return self.strictness(pointer) == "rejected"
 
+    def unread(self, pointer: str) -> bool:
+        """True for what DeepSpeed never reads, so never validates: the legacy `bfloat16` block (and everything in
+        it) when `bf16` is also given (precision_config.py:34-38)."""
+        return jp.split(pointer)[:1] == ["bfloat16"] and self.bf16_section != "/bfloat16"
+
     @cached_property
     def schema_issues(self) -> list[SchemaIssue]:
         if self.root is None:
             return []
-        return self.schema.walk(self.root, skip_value=lambda n: n.kind == STRING and n.value.lower() == "auto")
+        issues = self.schema.walk(self.root, skip_value=lambda n: n.kind == STRING and n.value.lower() == "auto")
+        for issue in issues:
+            # A strict (pydantic) section drops every member whose value is exactly "auto" before validating
+            # (config_utils.py:54-56), an unknown key included; and a block DeepSpeed never reads is never checked.
+            if issue.kind == "unknown-key" and issue.unknown == "rejected" and (
+                    self.is_auto(issue.node) or self.unread(issue.pointer)):
+                issue.unknown = "ignored"
+        return issues
 
     def issues(self, kind: str) -> list[SchemaIssue]:
         return [i for i in self.schema_issues if i.kind == kind]
@@ -539,13 +553,83 @@ class View:
                 return "error", f"DeepSpeed fails at {when}"
         return "warning", "DeepSpeed does not check this value; the code that reads it will misbehave"
 
+    def invalid_value(self, pointer: str) -> "ValueOutcome":
+        """`invalid_value_outcome` plus when DeepSpeed fails on it ("parse" | "initialize" | "step" | None), for
+        `Finding.fails_at`; first the cases where the failure depends on the value and its neighbours, checked
+        against DeepSpeed 0.19.8's own parse (tests/differential)."""
+        special = self._shape_outcome(pointer) or self._batch_outcome(pointer) or self._lenient_outcome(pointer)
+        if special is not None:
+            return special
+        if pointer in LAX_PARSE_CHECKED:
+            return ValueOutcome("error", f"DeepSpeed fails at parse ({LAX_PARSE_CHECKED[pointer]})", "parse")
+        severity, text = self.invalid_value_outcome(pointer)
+        return ValueOutcome(severity, text, fails_at_of(text))
+
+    def _shape_outcome(self, pointer: str) -> "ValueOutcome | None":
+        """A top-level section that is not an object: DeepSpeed calls .get()/.keys() on it or splats it into its
+        model (`**value`), which fails at parse, except for the few values it tolerates (SECTION_NON_OBJECT_OK)."""
+        node = self.node(pointer)
+        if node is None or node.kind == OBJECT or len(jp.split(pointer)) != 1 or self.unread(pointer):
+            return None
+        if self.schema.object_schema(self.schema.at(pointer) or {}) is None:
+            return None  # not a section
+        tolerated = SECTION_NON_OBJECT_OK.get(pointer)
+        if tolerated is not None and tolerated(node):
+            return None
+        return ValueOutcome("error", f"DeepSpeed fails at parse: it reads {self.path(pointer)} as a dict "
+                                     "(TypeError/AttributeError, or a ValidationError for the monitor sections)",
+                            "parse")
+
+    def batch_replay(self) -> str | None:
+        """Replay DeepSpeed's batch inference and assertions (config.py:590-656) for this world size, on the values
+        as DeepSpeed's reader gives them (true counts as 1, fractions stay fractions, strings raise): None when the
+        parse passes or the world size is unknown, else DeepSpeed's error."""
+        if self.world_size is None:
+            return None
+        vals: list[Any] = []
+        for p in BATCH_KEYS:
+            n = self.node(p)
+            if n is None or n.kind == NULL:
+                vals.append(None)
+            elif n.kind == BOOL:
+                vals.append(n.value)
+            elif n.kind == NUMBER:
+                vals.append(self.number(n))
+            else:
+                return f"TypeError: {self.path(p)} is {n.kind}"
+        try:
+            return replay_batch(*vals, self.world_size)
+        except (TypeError, ZeroDivisionError, OverflowError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    def _batch_outcome(self, pointer: str) -> "ValueOutcome | None":
+        node = self.node(pointer)
+        if pointer not in BATCH_KEYS or node is None or node.kind not in (NUMBER, BOOL) or self.world_size is None:
+            return None
+        error = self.batch_replay()
+        if error is not None:
+            return ValueOutcome("error", f"DeepSpeed fails at parse ({error})", "parse")
+        if node.kind == BOOL:
+            return ValueOutcome("warning", "DeepSpeed's batch arithmetic counts true as 1", None)
+        return ValueOutcome("error", "DeepSpeed's parse accepts it (its batch arithmetic works in floats), but a "
+                                     "fractional batch size breaks the data loader and the gradient accumulation "
+                                     "boundaries later", None)
+
+    def _lenient_outcome(self, pointer: str) -> "ValueOutcome | None":
+        lenient = LAX_LENIENT.get(pointer)
+        node = self.node(pointer)
+        if lenient is None or node is None or not lenient[0](node):
+            return None
+        return ValueOutcome("warning", lenient[1], None)
+
     # -- building findings --------------------------------------------------------------------------------------
     def finding(self, pointer: str, message: str, *, help: str | None = None, at: str = "key",
                 severity: Severity | str | None = None, fixes: list | None = None,
-                related: list | None = None, span: tuple[int, int] | None = None) -> Finding:
+                related: list | None = None, span: tuple[int, int] | None = None,
+                fails_at: str | None = None) -> Finding:
         return Finding(pointer=pointer, message=message, help=help, at=at, span=span,
                        severity=Severity.parse(severity) if severity is not None else None,
-                       fixes=list(fixes or ()), related=list(related or ()))
+                       fixes=list(fixes or ()), related=list(related or ()), fails_at=fails_at)
 
     def path(self, pointer: str) -> str:
         """A pointer as people write config paths: '/zero_optimization/stage' -> 'zero_optimization.stage'."""
@@ -618,6 +702,84 @@ def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: in
     if micro is not None:
         return Batch(micro * world, micro, 1, world, ("train_batch_size", "gradient_accumulation_steps"))
     return None
+
+
+def replay_batch(tbs: Any, micro: Any, gas: Any, world: int) -> str | None:
+    """`_set_batch_related_parameters` then `_batch_assertion` (config.py:590-656) on raw values: None when they
+    pass, else the AssertionError's text. Raises what DeepSpeed raises for values it cannot compute with."""
+    if tbs is not None and micro is not None and gas is not None:
+        pass
+    elif tbs is not None and micro is not None:
+        gas = tbs // micro // world
+    elif tbs is not None and gas is not None:
+        micro = tbs // world // gas
+    elif micro is not None and gas is not None:
+        tbs = micro * gas * world
+    elif tbs is not None:
+        micro, gas = tbs // world, 1
+    elif micro is not None:
+        tbs, gas = micro * world, 1
+    else:
+        return "AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+    for name, v in (("Train batch size", tbs), ("Micro batch size per gpu", micro),
+                    ("Gradient accumulation steps", gas)):
+        if not v > 0:
+            return f"AssertionError: {name}: {v} has to be greater than 0"
+    if tbs != micro * gas * world:
+        return (f"AssertionError: train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
+                f"world_size {tbs} != {micro} * {gas} * {world}")
+    return None
+
+
+@dataclass
+class ValueOutcome:
+    """What DeepSpeed does with an invalid value: severity, the words, and when it fails (Finding.fails_at)."""
+
+    severity: str
+    text: str
+    fails_at: str | None
+
+
+def fails_at_of(text: str) -> str | None:
+    """The failure a message of ours claims: "... at parse" / "at initialize" / "at the first step"."""
+    import re
+
+    m = re.search(r"\b(?:fails|rejects|refuses)\b[^;.]*?\bat (parse|initialize|the first step)\b", text)
+    return None if m is None else {"the first step": "step"}.get(m.group(1), m.group(1))
+
+
+# Top-level sections and the non-object values DeepSpeed 0.19.8's parse tolerates there (every other non-object
+# value fails at parse; probed with tests/differential): `bf16: null` and `aio: null` mean "absent"
+# (precision_config.py:34-38, aio_config.py), expert_parallel is only read when truthy (auto_ep_config.py:45-48),
+# timers is only asked `"throughput" in timers` (utils/config.py:27-29), datastates_ckpt only for presence.
+SECTION_NON_OBJECT_OK = {
+    "/bf16": lambda n: n.kind == NULL,
+    "/aio": lambda n: n.kind == NULL,
+    "/expert_parallel": lambda n: not n.to_python(),
+    "/timers": lambda n: n.kind in (STRING, ARRAY) and "throughput" not in n.to_python(),
+    "/datastates_ckpt": lambda n: True,
+    "/zero_optimization": lambda n: n.kind == BOOL,
+}
+
+# Lax keys whose every invalid value fails at parse, beyond LAX_CHECKED: pointer -> what DeepSpeed raises.
+LAX_PARSE_CHECKED = {
+    "/expert_parallel/load_balance_coeff": "ValueError: load_balance_coeff is not supported in this AutoEP build; "
+                                           "only null is accepted (module_inject/auto_ep_config.py:73-76)",
+}
+
+# Lax keys whose parse-time use lets some wrongly typed values through: (accepted(node), what DeepSpeed does).
+_INT_FLAG = (lambda n: n.kind == NUMBER and isinstance(n.value, int) and not isinstance(n.value, bool),
+             "DeepSpeed uses the integer as a flag (`x | bool` at config.py:533): 0 is off, anything else on")
+LAX_LENIENT = {
+    "/wall_clock_breakdown": _INT_FLAG,
+    "/flops_profiler/enabled": _INT_FLAG,
+    # config.py:398-406 checks `value in [True, False]`, which 0 and 1 pass.
+    "/checkpoint/parallel_write/pipeline_stage": (
+        lambda n: n.kind == NUMBER and n.value in (0, 1), "DeepSpeed accepts 0 and 1 as false and true"),
+    # aio_config.py:38-39 asserts CUDA only for a truthy value: which machine runs it decides, not the config.
+    "/aio/use_gds": (lambda n: True, "DeepSpeed reads it by truthiness: a truthy value turns GDS on, which needs a "
+                                     "CUDA machine (elsewhere DeepSpeed's parse asserts)"),
+}
 
 
 @dataclass
