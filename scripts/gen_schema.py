@@ -406,10 +406,16 @@ class Builder:
         types = t if isinstance(t, list) else [t] if t else []
         if not types or set(types) - {"boolean", "integer", "number", "string", "null"}:
             return []
-        if "enum" in type_schema or "const" in type_schema:
+        if "const" in type_schema:
             return []
         probes = {"boolean": {"string": "true", "integer": 1}, "integer": {"string": "1", "boolean": True},
                   "number": {"string": "1.5", "boolean": True}}
+        if "enum" in type_schema:
+            # An integer enum (ZeRO stage): lax mode still converts "3" and true (-> 1) before the enum check.
+            ints = [e for e in type_schema["enum"] if isinstance(e, int) and not isinstance(e, bool)]
+            if not ints or set(types) - {"integer", "null"}:
+                return []
+            probes = {"integer": {"string": str(ints[-1]), **({"boolean": True} if 1 in ints else {})}}
         found = []
         import logging
         logging.disable(logging.CRITICAL)
