@@ -35,10 +35,14 @@ def test_seed_all_json_snapshot():
 def test_seed_expected_findings():
     def codes(name, *extra):
         r = run_cli("check", "--format", "json", *extra, f"fixtures/examples/seed/{name}")
-        return r.returncode, {(d["code"], d["pointer"]) for d in json.loads(r.stdout)["diagnostics"]}
+        return r.returncode, {(d["code"], d["pointer"]) for d in json.loads(r.stdout)["diagnostics"]
+                              if d["severity"] == "error"}
 
     assert codes("ds_fp16_bf16.json") == (1, {("ZL301", "/bf16/enabled")})
     assert codes("ds_offload_param_stage2.json") == (1, {("ZL201", "/zero_optimization/offload_param")})
+    assert codes("ds_offload_broken.json") == (1, {("ZL101", "/offload_optimizer")})
+    assert codes("ds_offload_broken.json", "--target", "hf") == (
+        1, {("ZL101", "/offload_optimizer"), ("ZL002", "/offload_optimizer")})
     for clean in ("ds_zero1.json", "ds_zero2.json", "ds_zero3_offload.json"):
         assert codes(clean, "--fail-on", "info") == (0, set()), clean
 
