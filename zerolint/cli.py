@@ -275,9 +275,9 @@ def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 def rules_cmd(fmt) -> None:
     """List every rule: code, name, default severity, fix, summary."""
-    from .rule import all_rules
+    from .extra_rules import known_rules  # the rules plus the engine-level codes (ZL090, ZL520, ...)
 
-    rules = all_rules()
+    rules = known_rules()
     if fmt == "json":
         import json
 
@@ -288,7 +288,8 @@ def rules_cmd(fmt) -> None:
     if fmt == "markdown":
         click.echo("| code | name | severity | fix | summary |\n| --- | --- | --- | --- | --- |")
         for r in rules:
-            click.echo(f"| [{r.code}]({r.code}.md) | `{r.name}` | {r.severity} | {r.fixable or ''} | {r.summary} |")
+            link = f"{r.code}.md" if r.url.endswith(f"/{r.code}.md") else r.url  # engine-level codes: their docs
+            click.echo(f"| [{r.code}]({link}) | `{r.name}` | {r.severity} | {r.fixable or ''} | {r.summary} |")
         return
     width = max(len(r.name) for r in rules)
     for r in rules:
@@ -304,6 +305,10 @@ def rule_cmd(code_or_name) -> None:
     from .ruledocs import render_rule
 
     rule = find_rule(code_or_name)
+    if rule is None:
+        from .extra_rules import find
+
+        rule = find(code_or_name)
     if rule is None:
         from .suggest import closest
 
