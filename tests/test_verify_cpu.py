@@ -1,0 +1,216 @@
+"""`zerolint verify` for real on the CPU: DeepSpeed 0.19.8 initialize + 3 optimizer steps in a child process,
+no mocks. One shared op cache (TORCH_EXTENSIONS_DIR, as scripts/test.sh sets it) so the JIT builds (shm_comm,
+fused_adam, cpu_adam: about 3.5 min on 2 cores) are paid once per CI run; each case then takes 4-15 s."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "fixtures" / "examples" / "seed"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.deepspeed,
+    pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None or importlib.util.find_spec("torch") is None,
+                       reason="needs torch and deepspeed (pip install '.[verify]')"),
+]
+
+ADAMW = {"type": "AdamW", "params": {"lr": 1e-4, "weight_decay": 0.0}}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return {**os.environ, "NO_COLOR": "1",
+            "ZEROLINT_CACHE_DIR": str(tmp_path_factory.mktemp("zerolint-cache")),
+            "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR", str(ROOT / ".cache" / "torch_extensions"))}
+
+
+def verify(env, config, *args, timeout=900):
+    """Run `python -m zerolint verify CONFIG --cpu --format json` the way a user does; (exit code, report)."""
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", str(config), "--cpu", "--format", "json", "-q",
+                        *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+    try:
+        return p.returncode, json.loads(p.stdout)
+    except ValueError:
+        raise AssertionError(f"no JSON report (exit {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
+
+
+def write(tmp_path, name, cfg) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(cfg, indent=2) if isinstance(cfg, dict) else cfg)
+    return path
+
+
+def run0(report) -> dict:
+    return report["verify"]["runs"][0]
+
+
+def codes(report) -> list[tuple[str, int, str]]:
+    return [(d["code"], d["line"], d["pointer"]) for d in report["diagnostics"]]
+
+
+@pytest.mark.parametrize("stage", [0, 1, 2, 3])
+def test_stages_bf16(env, tmp_path, stage):
+    cfg = {"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": True}, "zero_optimization": {"stage": stage},
+           "optimizer": ADAMW}  # DeepSpeed's own FusedAdam (CPU build): the real optimizer, not torch_adam
+    rc, rep = verify(env, write(tmp_path, "ds.json", cfg))
+    run = run0(rep)
+    assert run["status"] == "pass", run
+    f = run["facts"]
+    assert (f["zero_stage"], f["precision"], f["param_dtype"]) == (stage, "bf16", "bfloat16")
+    assert f["optimizer_inner"] == "FusedAdam"
+    assert f["train_batch_size"] == f["micro_batch"] * f["grad_accum"] * f["world_size"] == 2
+    assert f["zero3_managed"] is (stage == 3)
+    assert run["intent"] and all(c["ok"] for c in run["intent"]), run["intent"]
+    assert len(run["timings"]["step_s"]) == 3 and all(isinstance(x, float) for x in run["losses"])
+    assert run["memory"]["host_rss_peak_bytes"] > 100e6
+    assert rc == 0 and not [c for c in codes(rep) if c[0].startswith("ZL99")]
+
+
+def test_optimizer_offload(env, tmp_path):
+    cfg = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2, "bf16": {"enabled": True},
+           "optimizer": ADAMW, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    rc, rep = verify(env, write(tmp_path, "ds.json", cfg))
+    run = run0(rep)
+    assert run["status"] == "pass", run
+    assert run["facts"]["optimizer_inner"] == "DeepSpeedCPUAdam" and run["facts"]["optimizer_offload"] is True
+    assert {c["check"]: c["ok"] for c in run["intent"]}["optimizer-offload"] is True
+    assert rc == 0
+
+
+def test_two_ranks_over_gloo(env, tmp_path):
+    cfg = {"train_batch_size": 8, "bf16": {"enabled": True}, "optimizer": ADAMW, "zero_optimization": {"stage": 3}}
+    rc, rep = verify(env, write(tmp_path, "ds.json", cfg), "--gpus", "2")
+    run = run0(rep)
+    assert run["status"] == "pass", run
+    f = run["facts"]
+    assert f["world_size"] == 2 and f["partition_share"] == 0.5 and f["zero3_managed"]
+    # train_batch_size 8 gives micro 4 on 2 ranks; capped at 2, and the equation rewritten for 2 ranks.
+    assert (f["train_batch_size"], f["micro_batch"], f["grad_accum"]) == (4, 2, 1)
+    assert run["launcher"] == "torchrun" and rc == 0
+
+
+def test_two_ranks_deepspeed_launcher(env, tmp_path):
+    cfg = {"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": True}, "optimizer": ADAMW,
+           "zero_optimization": {"stage": 2}}
+    rc, rep = verify(env, write(tmp_path, "ds.json", cfg), "--gpus", "2", "--launcher", "deepspeed")
+    run = run0(rep)
+    assert run["status"] == "pass", run
+    assert run["facts"]["world_size"] == 2 and run["facts"]["train_batch_size"] == 4
+    assert "deepspeed.launcher.runner" in run["command"]
+
+
+def test_seed_top_level_offload_does_nothing(env):
+    rc, rep = verify(env, SEED / "ds_offload_broken.json")
+    run = run0(rep)
+    assert run["status"] == "pass"  # DeepSpeed accepts it ...
+    assert ("ZL994", 7, "/offload_optimizer") in codes(rep)  # ... and offloads nothing
+    assert run["did"]["optimizer offload"].startswith("none")
+    assert rc == 1
+
+
+def test_seed_offload_param_at_stage2_does_nothing(env):
+    rc, rep = verify(env, SEED / "ds_offload_param_stage2.json")
+    run = run0(rep)
+    assert run["status"] == "pass"
+    checks = {c["check"]: c for c in run["intent"]}
+    assert checks["optimizer-offload"]["ok"] and run["facts"]["optimizer_inner"] == "DeepSpeedCPUAdam"
+    assert not checks["param-offload"]["ok"]
+    assert ("ZL995", 8, "/zero_optimization/offload_param/device") in codes(rep)
+
+
+BAD = {
+    "batch": ('{\n  "train_batch_size": 8,\n  "train_micro_batch_size_per_gpu": 2,\n  "gradient_accumulation_steps": 3,'
+              '\n  "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}\n}', "parse", "/train_batch_size", 2),
+    "clip": ('{\n  "train_micro_batch_size_per_gpu": 2,\n  "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, '
+             '"torch_adam": true}},\n  "gradient_clipping": "auto",\n  "zero_optimization": {"stage": 2}\n}',
+             "step 1 (optimizer step)", "/gradient_clipping", 4),
+    "typo": ('{\n  "train_micro_batch_size_per_gpu": 2,\n  "zero_optimization": {\n    "stage": 2,\n'
+             '    "offload_optimiser": {"device": "cpu"}\n  }\n}', "parse", "/zero_optimization/offload_optimiser", 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_failure_mapped_to_pointer_and_line(env, tmp_path, name):
+    text, stage, pointer, line = BAD[name]
+    rc, rep = verify(env, write(tmp_path, "ds.json", text), "--target", "deepspeed")
+    run = run0(rep)
+    assert run["status"] == "fail"
+    fail = run["failure"]
+    assert (fail["stage"], fail["pointer"], fail["line"]) == (stage, pointer, line), fail
+    assert ("ZL990", line, pointer) in codes(rep) and rc == 1
+
+
+def test_timeout_kills_the_process_group(env, tmp_path):
+    """In-process CLI (to see the parent's modules): the run is killed at 1 s, nothing it started survives."""
+    cfg = write(tmp_path, "ds.json", {"train_micro_batch_size_per_gpu": 2, "optimizer": ADAMW})
+    code = (
+        "import json, sys\n"
+        "from zerolint.cli import main\n"
+        "try:\n"
+        f"    main(['verify', {str(cfg)!r}, '--cpu', '--timeout', '1', '--no-cache', '--format', 'json', '-q'])\n"
+        "except SystemExit as e:\n"
+        "    rc = e.code\n"
+        "print('MODULES', json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'deepspeed'))))\n"
+    )
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    elapsed = time.monotonic() - t
+    out, modules = p.stdout.rsplit("MODULES", 1)
+    assert json.loads(modules) == []  # the parent never imported torch or deepspeed
+    rep = json.loads(out)
+    run = run0(rep)
+    assert run["status"] == "timeout" and elapsed < 30
+    [msg] = [d["message"] for d in rep["diagnostics"] if d["code"] == "ZL991"]
+    assert "timed out after 1 s" in msg
+    from zerolint.verify.runner import processes_of
+
+    assert processes_of(run["run_id"]) == []
+
+
+def test_fp16_on_a_cpu_without_it_is_a_skip(env, tmp_path):
+    cfg = {"train_micro_batch_size_per_gpu": 2, "fp16": {"enabled": True}, "optimizer": ADAMW}
+    rc, rep = verify({**env, "ZEROLINT_VERIFY_CPU_FP16": "0"}, write(tmp_path, "ds.json", cfg), "--no-cache")
+    run = run0(rep)
+    assert run["status"] == "skip" and "fp16 cannot be verified on this CPU" in run["reason"]
+    assert [d["severity"] for d in rep["diagnostics"] if d["code"] == "ZL993"] == ["warning"]
+    assert rep["verify"]["verdict"] == "skip" and rc == 0  # a skip is reported, never a pass
+
+
+def test_cached_result_and_sarif(env):
+    rc, rep = verify(env, SEED / "ds_offload_broken.json")  # verified above: served from the cache
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", str(SEED / "ds_offload_broken.json"), "--cpu",
+                        "--format", "sarif", "-q"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert time.monotonic() - t < 10
+    sarif = json.loads(p.stdout)
+    run = sarif["runs"][0]
+    assert run["properties"]["verify"]["runs"][0]["cached"] is True
+    ids = [r["ruleId"] for r in run["results"]]
+    assert "ZL994" in ids
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "ZL994")
+    assert rule["helpUri"].endswith("docs/verify.md#zl994-optimizer-offload-not-effective")
+
+
+def test_compare_fix(env):
+    rc, rep = verify(env, SEED / "ds_offload_broken.json", "--compare-fix")
+    cmp = rep["verify"]["compare_fix"]
+    assert cmp["available"], cmp
+    assert cmp["applied"] and {a["code"] for a in cmp["applied"]} <= {"ZL002", "ZL101"}
+    fixed = json.loads(cmp["fixed_text"])  # the fixed file is strict JSON: the missing comma is fixed too
+    runs = rep["verify"]["runs"]
+    assert [r["label"] for r in runs] == ["original", "fixed"] and runs[1]["status"] == "pass"
+    intent = {c["check"]: c["ok"] for c in runs[1]["intent"]}
+    if "offload_optimizer" in fixed.get("zero_optimization", {}):  # the fix moved the block: now it offloads
+        assert intent["optimizer-offload"] is True and runs[1]["facts"]["optimizer_inner"] == "DeepSpeedCPUAdam"
+    else:
+        assert intent["optimizer-offload"] is False
