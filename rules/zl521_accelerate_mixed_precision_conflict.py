@@ -36,9 +36,9 @@ def check(view):
         return
     yield view.finding(
         enabled.pointer,
-        f"{other}.enabled is {json.dumps(value)} but {acc.where('mixed_precision')} sets mixed_precision: {mp}; Accelerate "
-        f"raises \"`--mixed_precision` arg cannot be set to `{mp}` when `{other}` is set in the DeepSpeed config "
-        "file\" when the Accelerator is created",
+        f"{other}.enabled is {json.dumps(value)} but {acc.where('mixed_precision')} sets mixed_precision: {mp}; "
+        f"Accelerate raises \"`--mixed_precision` arg cannot be set to `{mp}` when `{other}` is set in the DeepSpeed "
+        "config file\" when the Accelerator is created",
         at="member",
         help=f"use one precision: set {other}.enabled to false (and enable {'bf16' if mp == 'fp8' else mp} here), "
              "and remove mixed_precision from the Accelerate config",

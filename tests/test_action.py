@@ -117,8 +117,8 @@ class Runner:
         if self.base_ref:
             env["GITHUB_BASE_REF"] = self.base_ref
         env.update({k: self.expr(v) for k, v in step.get("env", {}).items()})
-        r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.workspace, env=env, capture_output=True, text=True,
-                           timeout=300)
+        r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.workspace,
+                           env=env, capture_output=True, text=True, timeout=300)
         self.outputs[step_id] = dict(line.split("=", 1) for line in output_file.read_text().splitlines() if line)
         return r
 

@@ -23,7 +23,7 @@ def _diags(*args, cwd=ROOT):
 
 def test_accelerate_yaml_lints_the_file_it_names_with_target_accelerate():
     rc, diags = _diags(str(ACC / "accelerate_ok.yaml"))
-    assert rc == 0 and diags == []
+    assert rc == 0 and [d for d in diags if d["severity"] == "error" or d["code"].startswith("ZL52")] == []
     # the same DeepSpeed file with "auto" for gradient_accumulation_steps: fine for Accelerate (it fills it)
     r = run_cli("check", "--show-settings", str(ACC / "accelerate_ok.yaml"))
     assert r.returncode == 0
@@ -37,7 +37,7 @@ def test_accelerate_conflicts_are_reported_in_the_yaml_and_in_the_deepspeed_file
     assert {d["code"] for d in in_yaml} == {"ZL520"}
     fields = {yaml_text[d["line"] - 1].strip().split(":")[0] for d in in_yaml}
     assert fields == {"zero_stage", "gradient_accumulation_steps", "offload_optimizer_device", "mixed_precision"}
-    in_ds = [d for d in diags if d["file"].endswith("ds_zero2.json")]
+    in_ds = [d for d in diags if d["file"].endswith("ds_zero2.json") and d["code"].startswith("ZL52")]
     assert [(d["code"], d["pointer"]) for d in in_ds] == [("ZL521", "/bf16/enabled")]
     assert "mixed_precision: fp16" in in_ds[0]["message"]
 
@@ -103,17 +103,17 @@ def test_python_api_and_check_or_raise(tmp_path):
     ds = {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1,
           "optimizer": {"type": "AdamW", "params": {"lr": 3e-4}}, "zero_optimization": {"stage": 2}}
     args = {"per_device_train_batch_size": 4, "learning_rate": 2e-5, "deepspeed": ds}
-    diags = zerolint.lint(ds, training_args=args)
+    diags = zerolint.lint(ds, training_args=args, select=["ZL5"])
     assert [(d.code, d.pointer) for d in diags] == [("ZL523", "/optimizer/params/lr")]
     with pytest.raises(DeepSpeedConfigError) as e:
         zerolint.check_or_raise(args)
     assert "ZL523" in str(e.value) and "optimizer.params.lr=0.0003 vs hf learning_rate=2e-05" in str(e.value)
     assert e.value.diagnostics and zerolint.DeepSpeedConfigError is DeepSpeedConfigError
     args["learning_rate"] = 3e-4
-    assert zerolint.check_or_raise(args) == []
+    assert [d for d in zerolint.check_or_raise(args) if d.severity.value == "error"] == []
     # an Accelerate YAML through the API
     diags = zerolint.lint(ACC / "accelerate_conflicts.yaml")
-    assert {d.code for d in diags} == {"ZL520", "ZL521"}
+    assert {d.code for d in diags if d.code.startswith("ZL52")} == {"ZL520", "ZL521"}
 
 
 def test_yaml_and_jmespath_are_not_imported_by_the_cli_module():

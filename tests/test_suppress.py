@@ -57,8 +57,9 @@ def test_baseline_survives_edits_elsewhere_and_reports_new_findings(tmp_path):
     r, diags = _check(tmp_path, "ds_config.json")
     assert diags == [] and r.returncode == 0
     # lines move: still suppressed (keyed by pointer, not line)
-    cfg.write_text("\n\n\n" + BROKEN.read_text().replace('"gradient_accumulation_steps": 4,',
-                                                         '"steps_per_print": 10,\n    "gradient_accumulation_steps": 4,'))
+    moved = BROKEN.read_text().replace('"gradient_accumulation_steps": 4,',
+                                       '"steps_per_print": 10,\n    "gradient_accumulation_steps": 4,')
+    cfg.write_text("\n\n\n" + moved)
     _, diags = _check(tmp_path, "ds_config.json")
     assert diags == []
     # a new finding of the same code elsewhere is reported

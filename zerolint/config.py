@@ -391,7 +391,8 @@ class Resolved:
         column = min(40, max(len(v) for v in shown.values()))
         for key, text in shown.items():
             if len(text) > 60 and isinstance(self.values[key], (dict, list)):
-                text = json.dumps(self.values[key], ensure_ascii=False, indent=2).replace("\n", "\n" + " " * (width + 5))
+                indent = "\n" + " " * (width + 5)
+                text = json.dumps(self.values[key], ensure_ascii=False, indent=2).replace("\n", indent)
             lines.append(f"  {key:<{width}} = {text:<{column}}  # {self.sources[key]}")
         return "\n".join(lines) + "\n"
 

@@ -48,9 +48,10 @@ ACCELERATE_FIELDS = EngineRule(
     evidence="accelerate/utils/dataclasses.py DeepSpeedPlugin._deepspeed_config_checks; "
              "https://github.com/huggingface/accelerate/pull/941",
     targets=("accelerate",),
-    rationale="""When an Accelerate config YAML names a DeepSpeed config file (`deepspeed_config.deepspeed_config_file`),
-the DeepSpeed settings must come from that file. `accelerate launch` passes the names of the other
-`deepspeed_config` fields to the training process (ACCELERATE_CONFIG_DS_FIELDS) and `DeepSpeedPlugin` raises
+    rationale="""When an Accelerate config YAML names a DeepSpeed config file
+(`deepspeed_config.deepspeed_config_file`), the DeepSpeed settings must come from that file. `accelerate launch`
+passes the names of the other `deepspeed_config` fields to the training process (ACCELERATE_CONFIG_DS_FIELDS) and
+`DeepSpeedPlugin` raises
 `ValueError: When using deepspeed_config_file, the following accelerate config variables will be ignored: [...]`
 if any of `gradient_accumulation_steps`, `gradient_clipping`, `zero_stage`, `offload_optimizer_device`,
 `offload_param_device`, `offload_param_nvme_path`, `offload_optimizer_nvme_path`, `zero3_save_16bit_model` is

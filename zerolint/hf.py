@@ -74,8 +74,9 @@ COMPARED: tuple[Compared, ...] = (
              lambda a, w: a["per_device_train_batch_size"], lambda a: not a["auto_find_batch_size"]),
     Compared("/gradient_accumulation_steps", "gradient_accumulation_steps",
              lambda a, w: a["gradient_accumulation_steps"]),
-    Compared("/train_batch_size", "train_batch_size (calculated)",
-             lambda a, w: MISSING if w is None else w * a["per_device_train_batch_size"] * a["gradient_accumulation_steps"],
+    Compared("/train_batch_size", "train_batch_size (calculated)",  # DeepSpeed: world x micro batch x accumulation
+             lambda a, w: MISSING if w is None
+             else w * a["per_device_train_batch_size"] * a["gradient_accumulation_steps"],
              lambda a: not a["auto_find_batch_size"]),
     Compared("/gradient_clipping", "max_grad_norm", lambda a, w: a["max_grad_norm"]),
     Compared("/optimizer/params/lr", "learning_rate", lambda a, w: a["learning_rate"]),
@@ -123,7 +124,8 @@ def training_args_dict(args: Any) -> dict[str, Any]:
         data = args.to_dict()
         world = getattr(args, "world_size", None)
     else:
-        raise TrainingArgsError(f"training_args must be a path, a dict or a TrainingArguments, not {type(args).__name__}")
+        raise TrainingArgsError(
+            f"training_args must be a path, a dict or a TrainingArguments, not {type(args).__name__}")
     if not isinstance(data, dict):
         raise TrainingArgsError("a TrainingArguments dump must be a JSON object")
     out = {**TRAINING_ARGS_DEFAULTS, **{k: v for k, v in data.items() if v is not None or k not in

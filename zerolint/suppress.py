@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from .config import ConfigError, ConfigFile, Project
 from .diagnostics import Diagnostic
 from .document import Document, parse
-from .extra_rules import UNUSED_SUPPRESSION, describe
+from .extra_rules import UNUSED_SUPPRESSION, find
 
 BASELINE_FORMAT = 1
 
@@ -43,9 +43,15 @@ class Entry:
     used: int = 0
 
     def covers(self, d: Diagnostic) -> bool:
-        rule = describe(d.code)
-        code_ok = self.code.upper() == d.code.upper() or (rule is not None and self.code.lower() == rule.name)
+        code_ok = self.code.upper() == d.code.upper() or self.code.lower() == d.name
         return code_ok and self.pointer == d.pointer and (self.count is None or self.used < self.count)
+
+    def about(self, path: str, resolved: Any, baseline: bool) -> bool:
+        """Whether this entry is about `path` (a file checked in this run)."""
+        if baseline:
+            return self.file == _rel(path, os.path.dirname(self.origin))
+        cfg = resolved.config
+        return cfg is not None and cfg.path == self.origin and cfg.matches(path, self.file)
 
 
 def _rel(path: str, base_dir: str) -> str:
@@ -203,12 +209,10 @@ class Suppressions:
                 if left <= 0:
                     continue
                 # only entries about files checked in this run, for rules that ran on them
-                here = [res for path, res in checked
-                        if (e.file == _rel(path, os.path.dirname(origin)) if is_baseline
-                            else res.config is not None and res.config.path == origin and res.config.matches(path, e.file))]
+                here = [res for path, res in checked if e.about(path, res, is_baseline)]
                 if not here:
                     continue
-                rule = describe(e.code) or next((r for r in _by_name(e.code)), None)
+                rule = find(e.code)
                 selection = here[0].selection()
                 if rule is not None and not any(res.selection().enabled(rule) for res in here):
                     continue
@@ -235,8 +239,3 @@ class Suppressions:
                           message=message, pointer=e.pointer, line=line, column=col, end_line=end_line,
                           end_column=end_col, help=help_, url=UNUSED_SUPPRESSION.url, start=e.span[0], end=e.span[1])
 
-
-def _by_name(name: str):
-    from .extra_rules import known_rules
-
-    return (r for r in known_rules() if r.name == name.lower())
