@@ -53,8 +53,10 @@ def test_baseline_survives_edits_elsewhere_and_reports_new_findings(tmp_path):
     assert baseline["zerolint-baseline"] == 1
     assert {(e["file"], e["code"], e["pointer"]) for e in baseline["entries"]} == {
         ("ds_config.json", "ZL101", "/offload_optimizer"), ("ds_config.json", "ZL002", "/offload_optimizer")}
-    # picked up automatically from the working directory
+    # picked up automatically from the working directory, and never linted as a config itself
     r, diags = _check(tmp_path, "ds_config.json")
+    assert diags == [] and r.returncode == 0
+    r, diags = _check(tmp_path, ".")
     assert diags == [] and r.returncode == 0
     # lines move: still suppressed (keyed by pointer, not line)
     moved = BROKEN.read_text().replace('"gradient_accumulation_steps": 4,',

@@ -431,8 +431,16 @@ class Project:
         return resolved
 
     def included(self, paths: list[str]) -> list[str]:
-        """Resolve every path (loading configs and their policy rules) and drop the ones a config excludes."""
-        return [p for p in paths if not self.resolve(p).excluded(p)]
+        """Resolve every path (loading configs and their policy rules) and drop the ones a config excludes, and
+        baseline files (a directory argument would otherwise lint .zerolint-baseline.json as a DeepSpeed config)."""
+        out = []
+        for p in paths:
+            res = self.resolve(p)
+            if res.excluded(p) or (p != "-" and (os.path.basename(p) == DEFAULT_BASELINE
+                                                 or os.path.abspath(p) == res.baseline_path())):
+                continue
+            out.append(p)
+        return out
 
     def fail_rank(self, path: str) -> int:
         from .diagnostics import Severity
