@@ -10,7 +10,8 @@ Groups (pick with --groups, default all):
 
 Every case is one `python -m zerolint verify ... --format json --no-cache` process. One-GPU cases run in one lane
 per GPU (CUDA_VISIBLE_DEVICES) so each has its GPU to itself; two-GPU cases run one at a time, except group c
-with --c-concurrency 2 (memory figures are per process; their times are then marked concurrent). Results are
+(--c-per-gpu per GPU, --c-concurrency two-GPU cases at once: memory figures are per process; their times are
+then marked concurrent). Results are
 appended to OUT/results.jsonl as they finish, so a call cut short still returns what ran; --deadline stops
 launching new cases after that many seconds.
 """
@@ -73,7 +74,7 @@ def cases(groups: str, tmp: Path) -> list[dict]:
                 add("a", "s0-bf16-optoff-g1", cfg(0, opt_off=True), 1)
         if "b" in groups:
             for p in sorted(SEED.glob("*.json")):
-                add("b", f"{p.stem}-g{gpus}", p, gpus, ["--compare-fix"])
+                add("b", f"{p.stem}-g{gpus}", p, gpus, ["--compare-fix", "--prefer", "bf16"])
         if "c" in groups:
             for size in ("125M", "350M", "1.3B"):
                 combos = [(s, o, False) for s in (1, 2, 3) for o in (False, True)] + [(3, True, True)]
@@ -119,33 +120,39 @@ def run_case(case: dict, out: Path, lane_env: dict, timeout: float, concurrent: 
     return rec
 
 
-def run_all(todo: list[dict], out: Path, lanes: int, timeout: float, deadline: float, c_conc: int) -> None:
-    one = [c for c in todo if c["gpus"] == 1]
-    many = [c for c in todo if c["gpus"] > 1]
+def run_all(todo: list[dict], out: Path, args) -> None:
+    def over() -> bool:
+        return time.monotonic() - T0 > args.deadline
 
-    def lane_worker(lane: int, items: list[dict]):
-        for c in items:
-            if time.monotonic() - T0 > deadline:
-                return
-            run_case(c, out, {"CUDA_VISIBLE_DEVICES": str(lane)}, timeout, concurrent=False)
+    def lanes(items: list[dict], per_gpu: int, concurrent: bool) -> None:
+        slots = [str(g) for g in range(args.gpus) for _ in range(per_gpu)]
 
-    # One-GPU cases: lane i takes every i-th case.
-    threads = [threading.Thread(target=lane_worker, args=(i, one[i::lanes])) for i in range(lanes)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    exclusive = [c for c in many if c["group"] != "c" or c_conc <= 1]
-    shared = [c for c in many if c["group"] == "c" and c_conc > 1]
-    for c in exclusive:
-        if time.monotonic() - T0 > deadline:
-            break
-        run_case(c, out, {}, timeout, concurrent=False)
-    with ThreadPoolExecutor(max_workers=max(1, c_conc)) as pool:
-        for c in shared:
-            if time.monotonic() - T0 > deadline:
-                break
-            pool.submit(run_case, c, out, {}, timeout, True)
+        def worker(lane: str, mine: list[dict]) -> None:
+            for c in mine:
+                if over():
+                    return
+                run_case(c, out, {"CUDA_VISIBLE_DEVICES": lane}, args.timeout, concurrent)
+
+        threads = [threading.Thread(target=worker, args=(lane, items[i::len(slots)])) for i, lane in enumerate(slots)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def pool(items: list[dict], workers: int, concurrent: bool) -> None:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
+            for c in items:
+                ex.submit(lambda c=c: None if over() else run_case(c, out, {}, args.timeout, concurrent))
+
+    size = {"125M": 0, "350M": 1, "1.3B": 2}
+    ab1 = [c for c in todo if c["gpus"] == 1 and c["group"] != "c"]
+    ab2 = [c for c in todo if c["gpus"] > 1 and c["group"] != "c"]
+    c1 = sorted((c for c in todo if c["gpus"] == 1 and c["group"] == "c"), key=lambda c: -size[c["meta"]["size"]])
+    c2 = sorted((c for c in todo if c["gpus"] > 1 and c["group"] == "c"), key=lambda c: -size[c["meta"]["size"]])
+    lanes(ab1, 1, False)  # one case per GPU at a time: fair times
+    pool(ab2, 1, False)
+    lanes(c1, args.c_per_gpu, args.c_per_gpu > 1)  # memory is per process; times are marked concurrent
+    pool(c2, args.c_concurrency, args.c_concurrency > 1)
 
 
 def memory_table(out: Path, date: str) -> None:
@@ -188,7 +195,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
     ap.add_argument("--groups", default="abc")
-    ap.add_argument("--lanes", type=int, default=2)
+    ap.add_argument("--gpus", type=int, default=2, help="GPUs on the machine (one lane each for 1-GPU cases)")
+    ap.add_argument("--c-per-gpu", type=int, default=2, help="group c: concurrent 1-GPU cases per GPU")
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--deadline", type=float, default=540)
     ap.add_argument("--c-concurrency", type=int, default=2)
@@ -200,12 +208,19 @@ def main() -> int:
         todo = cases(args.groups, Path(tmp))
         print(f"{len(todo)} cases, groups {args.groups}", flush=True)
         # Warm the op cache once (fused_adam, cpu_adam) so that no lane pays the build inside a timed case.
-        for name, config in (("fused_adam", cfg(2)), ("cpu_adam", cfg(3, opt_off=True, param_off=True))):
+        warm = []
+        for i, (name, config) in enumerate((("fused_adam", cfg(2)), ("cpu_adam", cfg(3, opt_off=True,
+                                                                                       param_off=True)))):
             path = Path(tmp) / f"warmup-{name}.json"
             path.write_text(json.dumps(config))
-            run_case({"group": "warmup", "name": name, "config": str(path), "gpus": 1, "extra": [], "meta": {}},
-                     out, {"CUDA_VISIBLE_DEVICES": "0"}, args.timeout, False)
-        run_all(todo, out, args.lanes, args.timeout, args.deadline, args.c_concurrency)
+            case = {"group": "warmup", "name": name, "config": str(path), "gpus": 1, "extra": [], "meta": {}}
+            warm.append(threading.Thread(target=run_case, args=(case, out, {"CUDA_VISIBLE_DEVICES": str(
+                i % args.gpus)}, args.timeout, True)))
+        for t in warm:  # the two op builds in parallel
+            t.start()
+        for t in warm:
+            t.join()
+        run_all(todo, out, args)
         if "c" in args.groups:
             memory_table(out, args.date)
     print(f"done in {time.monotonic() - T0:.0f} s", flush=True)
