@@ -38,5 +38,5 @@ def check(view):
         f"is skipped and the scale never drops{maybe}; DeepSpeed does not check this value",
         at="value", help="use 2 (the default) or 1 (lower the scale on the first overflow)",
         fixes=edits.fixes(edits.make_fix("set hysteresis to 2 (the default)", edits.replace_value(view.doc, PTR, "2"),
-                                         safe=False)),
+                                         safe=False)), fails_at=None
     )

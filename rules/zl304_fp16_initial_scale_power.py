@@ -46,5 +46,5 @@ def check(view):
         f"while DeepSpeed halves the scale down to what the gradients tolerate",
         at="value", help="use 16 (the default); dynamic scaling raises the scale by itself when it can",
         fixes=edits.fixes(edits.make_fix("set initial_scale_power to 16 (the default)",
-                                         edits.replace_value(view.doc, PTR, "16"), safe=False)),
+                                         edits.replace_value(view.doc, PTR, "16"), safe=False)), fails_at=None
     )

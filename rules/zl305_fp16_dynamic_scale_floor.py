@@ -3,7 +3,8 @@
 (fp16/loss_scaler.py:254-276). DeepSpeed 0.19.8 validates both at parse: `ValueError:
 fp16.loss_scale_window must be > 0 when dynamic loss scaling is enabled (loss_scale=0)` and the same for
 `min_loss_scale` (precision_config.py:182-197). The check is in the 0.19.6 sdist and not in 0.18.9, so zerolint
-claims the parse error from 0.19.6 on. Older versions accept the values: a window of 0 then raises ZeroDivisionError in the first steps without overflow. With a static
+claims the parse error from 0.19.6 on. Older versions accept the values: a window of 0 then raises
+ZeroDivisionError in the first steps without overflow. With a static
 loss scale, or fp16 off, neither value is used or checked.
 
 A fractional `min_loss_scale` (1e-10 in some configs) is an integer field: ZL107 reports it."""
@@ -33,6 +34,7 @@ def check(view):
         value = view.number(node)
         if not float(value).is_integer() or value > 0:
             continue  # fractional: ZL107
+        when_code = "parse" if strict else "step"
         if strict:
             outcome = (f"DeepSpeed rejects the config at parse{maybe} (\"fp16.{key} must be > 0 when dynamic loss "
                        "scaling is enabled\")")
@@ -43,4 +45,5 @@ def check(view):
             continue  # older versions run with it (a negative window acts like its absolute value)
         yield view.finding(ptr, f"fp16.{key} is {node.raw} with dynamic loss scaling (loss_scale 0): {outcome}",
                            at="value",
-                           help="use a positive value (defaults: loss_scale_window 1000, min_loss_scale 1)")
+                           help="use a positive value (defaults: loss_scale_window 1000, min_loss_scale 1)",
+                           fails_at=when_code)

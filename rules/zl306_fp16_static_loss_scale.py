@@ -37,5 +37,5 @@ def check(view):
         + (f" ({', '.join(unused)} {'is' if len(unused) == 1 else 'are'} ignored)" if unused else ""),
         at="value", help="use 0 (dynamic loss scaling) unless you chose this scale on purpose",
         fixes=edits.fixes(edits.make_fix("set loss_scale to 0 (dynamic)", edits.replace_value(view.doc, PTR, "0"),
-                                         safe=False)),
+                                         safe=False)), fails_at=None
     )

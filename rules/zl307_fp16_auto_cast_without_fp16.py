@@ -34,4 +34,5 @@ def check(view):
         "dtype mismatch (integer inputs such as token ids are not cast)",
         at="value", help="delete auto_cast (or set it to false)",
         fixes=edits.fixes(edits.make_fix("delete auto_cast", edits.remove_member(view.doc, PTR), safe=False)),
+        fails_at="step"
     )

@@ -48,19 +48,21 @@ def check(view):
             if on:
                 yield view.finding(ptr, f"{view.path(ptr)} needs ZeRO, but ZeRO is off (stage 0): DeepSpeed rejects "
                                         f"the config at parse (\"{said} is only supported with ZeRO Stage 1, 2, or "
-                                        "3.\")", help="set zero_optimization.stage to 1, 2 or 3, or delete the flag")
+                                        "3.\")", help="set zero_optimization.stage to 1, 2 or 3, or delete the flag",
+                                        fails_at="parse")
         return
     if bf16s and not bf16m:
         yield view.finding(bf16s_ptr, f"{view.path(bf16s_ptr)} needs {view.path(bf16m_ptr)}: DeepSpeed rejects the "
                                       "config at parse (\"bf16_optimizer_states requires bf16_master_weights_and_grads "
-                                      "to be enabled.\")", help=f"set {view.path(bf16m_ptr)} to true, or delete it")
+                                      "to be enabled.\")", help=f"set {view.path(bf16m_ptr)} to true, or delete it",
+                                      fails_at="parse")
         return
     if stage is None:
         return
     if fp16m and bf16m:
         yield view.finding(bf16m_ptr, "fp16_master_weights_and_grads and bf16_master_weights_and_grads are both on: "
                                       "deepspeed.initialize fails (\"... are mutually exclusive.\")",
-                           related=[(fp16m_ptr, "fp16 master weights")], help="keep one of them")
+                           related=[(fp16m_ptr, "fp16 master weights")], help="keep one of them", fails_at="initialize")
         return
     if stage == 3 and not view.since(">=0.18.0"):
         return
@@ -81,9 +83,9 @@ def check(view):
         yield view.finding(flag, f"{what} need optimizer offload to the CPU with DeepSpeedCPUAdam, but "
                                  f"offload_optimizer is {device}: deepspeed.initialize fails with {said}",
                            help="set zero_optimization.offload_optimizer.device to \"cpu\" with optimizer Adam/AdamW"
-                                + extra)
+                                + extra, fails_at="initialize")
     elif cls is not None and cls != "DeepSpeedCPUAdam":
         yield view.finding(flag, f"{what} need the optimizer to be DeepSpeedCPUAdam, but \"{t}\" builds {cls} here: "
                                  f"deepspeed.initialize fails with {said}",
                            related=[("/optimizer/type", "the optimizer")],
-                           help="use optimizer Adam or AdamW (without torch_adam)")
+                           help="use optimizer Adam or AdamW (without torch_adam)", fails_at="initialize")

@@ -41,7 +41,8 @@ def check(view):
                 f"with \"data_types.param_dtype='{pd}' conflicts with the enabled precision mode\"; param_dtype "
                 "does not switch the precision", at="value",
                 help=f"enable {canon} in its own section (fp16/bf16.enabled) or delete param_dtype"
-                     if canon in ("fp16", "bf16") else "delete param_dtype, or disable fp16/bf16")
+                     if canon in ("fp16", "bf16") else "delete param_dtype, or disable fp16/bf16",
+                     fails_at="initialize")
     ga = view.plain_string("/data_types/grad_accum_dtype")
     if ga is None or view.zero_stage != 0:
         return
@@ -53,4 +54,4 @@ def check(view):
         f"data_types.grad_accum_dtype is \"{ga}\" but the model trains in {mode} and ZeRO is off: "
         f"deepspeed.initialize fails with \"NotImplementedError: unsupported mix of model_dtype and "
         "grad_accum_dtype\" when it sets up the optimizer; only ZeRO (stage 1-3) accumulates in another dtype",
-        at="value", help="use ZeRO stage 1 or higher, or delete grad_accum_dtype")
+        at="value", help="use ZeRO stage 1 or higher, or delete grad_accum_dtype", fails_at="initialize")

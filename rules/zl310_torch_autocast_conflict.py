@@ -4,7 +4,8 @@ test, runtime/config.py:179-184) conflicts with:
 - `zero_optimization.zero_quantized_weights`: `deepspeed.initialize` asserts "Cannot enable both torch autocast and
   zero quantized weights" (runtime/torch_autocast.py:30-32), at any ZeRO stage;
 - on the 0.17 line only, fp16 or bf16 enabled ("Cannot enable both torch autocast and fp16" / "... bfloat16",
-  0.17.6 runtime/torch_autocast.py:32-33). 0.18.9 and later dropped those checks: DeepSpeed's own bf16_master_weight example enables torch_autocast together with bf16, so the
+  0.17.6 runtime/torch_autocast.py:32-33). 0.18.9 and later dropped those checks: DeepSpeed's own
+  bf16_master_weight example enables torch_autocast together with bf16, so the
   catalog's "torch_autocast together with fp16/bf16" is not a finding for 0.18 and later (the source wins).
 
 Versions: torch_autocast exists from the 0.17 line."""
@@ -33,7 +34,7 @@ def check(view):
         yield view.finding(qw, "zero_quantized_weights with torch_autocast enabled: deepspeed.initialize fails with "
                                "\"Cannot enable both torch autocast and zero quantized weights\"",
                            related=[(EN, "torch_autocast enabled")],
-                           help="turn off one of torch_autocast and zero_quantized_weights")
+                           help="turn off one of torch_autocast and zero_quantized_weights", fails_at="initialize")
     if view.since(">=0.18.0"):
         return
     for name, on, ptr in (("fp16", view.fp16_enabled, "/fp16/enabled"),
@@ -43,4 +44,5 @@ def check(view):
                                     f"fails at initialize with \"Cannot enable both torch autocast and {name}\" "
                                     "(0.18.9 and later accept it)", at="member",
                                related=[(EN, "torch_autocast enabled")],
-                               help=f"use one mixed-precision mechanism: torch_autocast or {name}")
+                               help=f"use one mixed-precision mechanism: torch_autocast or {name}",
+                               fails_at="initialize")

@@ -41,7 +41,7 @@ def check(view):
                                 "config can build: DeepSpeed's name check passes, then deepspeed.initialize fails "
                                 "calling it", at="value",
                            help="use one of DeepSpeed's optimizers (Adam, AdamW, Lamb, Lion, ...) or a torch.optim "
-                                "class such as SGD")
+                                "class such as SGD", fails_at="initialize")
         return
     torch_names = [n for n in dsfacts.TORCH_OPTIMIZER_KWARGS if n.lower() not in dsfacts.DEEPSPEED_OPTIMIZERS]
     same_case = next((n for n in torch_names if n.lower() == t.lower()), None)
@@ -61,4 +61,4 @@ def check(view):
     yield view.finding(ptr, msg, at="value", fixes=edits.fixes(fix),
                        help=f'write "{guess}"' if guess else
                        "use one of DeepSpeed's optimizers (Adam, AdamW, Lamb, Lion, ...) or an exact torch.optim "
-                       "class name such as SGD or RMSprop")
+                       "class name such as SGD or RMSprop", fails_at="initialize")

@@ -16,8 +16,7 @@ builds its own torch optimizer); with an optimizer in the config this rule appli
 
 Fix (unsafe: it runs ZeRO with an optimizer DeepSpeed has not tested): set `zero_allow_untested_optimizer: true`."""
 
-from zerolint import edits
-from zerolint import dsfacts
+from zerolint import dsfacts, edits
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -41,7 +40,7 @@ def check(view):
     if flag is not None and flag.to_python():
         return  # allowed (DeepSpeed only warns); any non-empty string ("auto", a template) is truthy here
     t = view.optimizer_type
-    built = cls if cls.startswith("torch.") or cls.startswith("mup.") else f"DeepSpeed's {cls}"
+    built = cls if cls.startswith(("torch.", "mup.")) else f"DeepSpeed's {cls}"
     fix = (edits.replace_value(view.doc, FLAG, "true") if flag is not None
            else edits.insert_member(view.doc, "", "zero_allow_untested_optimizer", "true"))
     stage_ptr = "/zero_optimization/stage"
@@ -55,4 +54,5 @@ def check(view):
         help="use Adam, AdamW, Adagrad or Lion with ZeRO, or set \"zero_allow_untested_optimizer\": true to run "
              "it anyway",
         fixes=edits.fixes(edits.make_fix("set zero_allow_untested_optimizer to true", fix, safe=False)),
+        fails_at="initialize"
     )

@@ -58,5 +58,5 @@ def check(view):
         "parameter\"; DeepSpeed clips with the top-level gradient_clipping",
         related=[(CLIP, "DeepSpeed's clipping setting")] if clip is not None else [],
         help="move the value to the top-level \"gradient_clipping\"",
-        fixes=edits.fixes(*fixes),
+        fixes=edits.fixes(*fixes), fails_at="initialize"
     )

@@ -76,7 +76,7 @@ def check(view):
                                help="write adam_w_mode (DeepSpeed's spelling) instead",
                                fixes=edits.fixes(edits.make_fix("rename it to adam_w_mode",
                                                                 edits.rename_key(view.doc, m, "adam_w_mode"),
-                                                                safe=False)))
+                                                                safe=False)), fails_at="initialize")
             continue
         guess = closest(key, sorted(accepted | popped))
         fix = None
@@ -89,7 +89,8 @@ def check(view):
             yield view.finding(m.pointer, f"optimizer.params.{key}: for \"{t}\" DeepSpeed reads only "
                                           f"{', '.join(sorted(accepted))} from params and silently ignores "
                                           f"{key}{hint}", severity="warning",
-                               help=f"delete {key}, or use one of the keys Muon reads", fixes=edits.fixes(fix))
+                               help=f"delete {key}, or use one of the keys Muon reads", fixes=edits.fixes(fix),
+                               fails_at=None)
             continue
         why = _why(view, cls, name, key)
         yield view.finding(
@@ -99,7 +100,7 @@ def check(view):
             f"'{key}'\"{hint}",
             help=(f"rename it to {guess}" if guess else f"delete {key}") + f"; {_display(cls)} takes "
                  f"{', '.join(sorted(accepted))}",
-            fixes=edits.fixes(fix),
+            fixes=edits.fixes(fix), fails_at="initialize"
         )
 
 

@@ -51,7 +51,7 @@ def check(view):
             at="value",
             help="delete amsgrad" + (", or set \"torch_adam\": true to use torch's implementation"
                                      if name in ("adam", "adamw") else ""),
-            fixes=edits.fixes(*fixes),
+            fixes=edits.fixes(*fixes), fails_at="initialize"
         )
     betas = view.optimizer_param("betas")
     if betas is None or betas.kind != "array":
@@ -63,9 +63,9 @@ def check(view):
     if not takes or n == 2:
         return
     early = n < 2 and (cls in CONSTRUCTOR_INDEXES_BETAS or cls.startswith("torch."))
-    when = "deepspeed.initialize fails (IndexError)" if early else \
-        "the first optimizer step fails unpacking it (ValueError)" if not cls.startswith("torch.") else \
-        "deepspeed.initialize or the first step fails"
+    when = ("deepspeed.initialize fails (IndexError)" if early
+            else "the first optimizer step fails unpacking it (ValueError)")
     yield view.finding(betas.pointer,
                        f"optimizer.params.betas has {n} value{'s' if n != 1 else ''}, but {cls} needs exactly two "
-                       f"(beta1, beta2): {when}", at="value", help="write two numbers, e.g. [0.9, 0.999]")
+                       f"(beta1, beta2): {when}", at="value", help="write two numbers, e.g. [0.9, 0.999]",
+                       fails_at="initialize" if early else "step")

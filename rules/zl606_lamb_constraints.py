@@ -41,7 +41,7 @@ def check(view):
             at="value", related=[("/optimizer/type", "Lamb")],
             help="set fp16.loss_scale to 0 (dynamic), or delete it",
             fixes=edits.fixes(edits.make_fix("set fp16.loss_scale to 0 (dynamic scaling)",
-                                             edits.replace_value(view.doc, LS, "0"), safe=False)),
+                                             edits.replace_value(view.doc, LS, "0"), safe=False)), fails_at="initialize"
         )
     device = view.offload_device("optimizer")
     if device in ("cpu", "nvme") and view.zero_stage:
@@ -53,4 +53,5 @@ def check(view):
             at="value", severity="warning",
             related=[("/zero_optimization/offload_optimizer", "optimizer offload")],
             help="use Adam/AdamW (DeepSpeedCPUAdam) with optimizer offload, or turn the offload off for Lamb",
+            fails_at="step"
         )

@@ -37,7 +37,8 @@ def check(view):
                                at="value", help="to get Adam with L2 weight decay, write \"type\": \"Adam\" with "
                                                 "adam_w_mode false; otherwise delete adam_w_mode",
                                fixes=edits.fixes(edits.make_fix("delete adam_w_mode (it has no effect)",
-                                                                edits.remove_member(view.doc, mode.pointer))))
+                                                                edits.remove_member(view.doc, mode.pointer))),
+                                                                fails_at=None)
         return
     wd = view.optimizer_param("weight_decay")
     wd_value = view.number(wd)
@@ -56,5 +57,5 @@ def check(view):
             edits.make_fix("set adam_w_mode to false (Adam with L2 weight decay)",
                            edits.insert_member(doc, "/optimizer/params", "adam_w_mode", "false"), safe=False,
                            choice="l2"),
-        ),
+        ), fails_at=None
     )

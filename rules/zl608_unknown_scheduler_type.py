@@ -39,12 +39,13 @@ def check(view):
                                 "deepspeed.initialize fails building it", at="value",
                            help="use one of DeepSpeed's schedulers (WarmupLR, WarmupDecayLR, WarmupCosineLR, "
                                 "OneCycle, LRRangeTest), or build this scheduler in code and pass it as "
-                                "lr_scheduler= to deepspeed.initialize")
+                                "lr_scheduler= to deepspeed.initialize", fails_at="initialize")
         return
     names = list(dsfacts.DEEPSPEED_SCHEDULERS) + list(dsfacts.TORCH_SCHEDULERS)
     same_case = next((n for n in names if n.lower() == t.lower()), None)
     guess = same_case or HF_NAMES.get(t.lower()) or closest(t, names)
-    msg = (f"scheduler.type \"{t}\" is neither one of DeepSpeed's schedulers ({', '.join(dsfacts.DEEPSPEED_SCHEDULERS)})"
+    known = ", ".join(dsfacts.DEEPSPEED_SCHEDULERS)
+    msg = (f"scheduler.type \"{t}\" is neither one of DeepSpeed's schedulers ({known})"
            f" nor a torch.optim.lr_scheduler class, and the names are case-sensitive: deepspeed.initialize fails "
            f"with \"AssertionError: DeepSpeed does not recognize LR scheduler {t}\"")
     if guess:
@@ -55,4 +56,5 @@ def check(view):
                              safe=bool(same_case))
     yield view.finding(PTR, msg, at="value", fixes=edits.fixes(fix),
                        help=f'write "{guess}"' if guess else "use WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, "
-                                                             "LRRangeTest or a torch.optim.lr_scheduler class")
+                                                             "LRRangeTest or a torch.optim.lr_scheduler class",
+                                                             fails_at="initialize")

@@ -57,7 +57,7 @@ def check(view):
             at="value" if params is None else "key",
             help=f"add \"params\" with {', '.join(required)}" if required else "add \"params\": {} (or the "
                                                                                  "arguments you want to set)",
-            fixes=edits.fixes(edits.make_fix('add "params": {}', fix)) if fix else [],
+            fixes=edits.fixes(edits.make_fix('add "params": {}', fix)) if fix else [], fails_at="initialize"
         )
         return
     if params.kind != "object":
@@ -72,12 +72,13 @@ def check(view):
             f"{'s' if len(missing) > 1 else ''}: {', '.join(repr(m) for m in missing)}\"",
             help=f"add {', '.join(missing)} to scheduler.params"
                  + (" (\"auto\" lets the HF Trainer fill it)" if "total_num_steps" in missing else ""),
+                 fails_at="initialize"
         )
     if t == "OneCycleLR" and "total_steps" not in keys and not ("epochs" in keys and "steps_per_epoch" in keys):
         yield view.finding("/scheduler/params", "torch's OneCycleLR needs total_steps, or both epochs and "
                                                 "steps_per_epoch: deepspeed.initialize fails with \"ValueError: You "
                                                 "must define either total_steps OR (epochs AND steps_per_epoch)\"",
-                           help="add total_steps to scheduler.params")
+                           help="add total_steps to scheduler.params", fails_at="initialize")
     allowed = set(required) | set(optional)
     if where == "torch's":
         allowed |= set(dsfacts.TORCH_SCHEDULER_ALWAYS_OK)
@@ -93,7 +94,7 @@ def check(view):
             help=(f"rename it to {guess}" if guess else f"delete {m.key}") + f"; {t} takes "
                  f"{', '.join(required + optional)}",
             fixes=edits.fixes(edits.make_fix(f"rename it to {guess}", edits.rename_key(doc, m, guess), safe=False)
-                              if guess else None),
+                              if guess else None), fails_at="initialize"
         )
     steps = params.get("warmup_num_steps")
     if t in WARMUP and steps is not None and view.since(">=0.19.6"):
@@ -109,5 +110,5 @@ def check(view):
                 steps.pointer,
                 f"scheduler.params.warmup_num_steps {why}: deepspeed.initialize fails with \"ValueError: "
                 "warmup_num_steps must be a positive integer\"", at="value",
-                help="write a whole number of steps >= 1",
+                help="write a whole number of steps >= 1", fails_at="initialize"
             )

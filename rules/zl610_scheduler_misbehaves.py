@@ -53,7 +53,7 @@ def check(view):
                 f"scheduler \"{t}\" has no warmup_max_lr, so it warms up to 0.001 (its default), not to {shown}: "
                 "the scheduler overrides the optimizer's learning rate",
                 help="set scheduler.params.warmup_max_lr to the peak learning rate you want",
-                fixes=edits.fixes(fix))
+                fixes=edits.fixes(fix), fails_at=None)
     if t in ("WarmupDecayLR", "WarmupCosineLR"):
         total = view.number(params.get("total_num_steps"))
         warm_node = params.get("warmup_num_steps")
@@ -65,7 +65,8 @@ def check(view):
                 f"total_num_steps ({total:g}) is below warmup_num_steps ({warm:g}"
                 f"{', the default' if warm_node is None else ''}): right after warmup {t} drops the LR to "
                 f"{floor} for the rest of the run; DeepSpeed only logs a warning",
-                at="value", help="make total_num_steps the whole run's optimizer steps, above warmup_num_steps")
+                at="value", help="make total_num_steps the whole run's optimizer steps, above warmup_num_steps",
+                fails_at=None)
     if t == "ReduceLROnPlateau":
         yield view.finding(
             "/scheduler/type",
@@ -73,4 +74,4 @@ def check(view):
             "step(train_batch_size), so the constant batch size is the monitored metric and the LR is cut every "
             "patience + 1 steps, unless your code passes lr_kwargs={\"metrics\": loss} to engine.step()",
             at="value",
-            help="pass the metric through engine.step(lr_kwargs=...), or use another scheduler")
+            help="pass the metric through engine.step(lr_kwargs=...), or use another scheduler", fails_at=None)

@@ -39,5 +39,5 @@ def check(view):
         at="value",
         help=f"pin deepspeed<{gone} to keep {name}, or switch to "
              f"{'Lamb' if name == 'OneBitLamb' else 'Adam/AdamW'}"
-             + (f" and delete its 1-bit arguments ({', '.join(params)})" if params else ""),
+             + (f" and delete its 1-bit arguments ({', '.join(params)})" if params else ""), fails_at="initialize"
     )

@@ -40,7 +40,8 @@ def check(view):
                "the default is 1.0, so upgrading DeepSpeed turns clipping on")
     value = "1.0" if new else "0.0"
     yield view.finding(
-        "", msg, span=(view.root.start, view.root.start + 1), help=f"write \"gradient_clipping\": {value} (or the value you want) to pin it",
+        "", msg, span=(view.root.start, view.root.start + 1),
+        help=f"write \"gradient_clipping\": {value} (or the value you want) to pin it",
         fixes=edits.fixes(edits.make_fix(f"add \"gradient_clipping\": {value} (the current default)",
-                                         edits.insert_member(view.doc, "", "gradient_clipping", value))),
+                                         edits.insert_member(view.doc, "", "gradient_clipping", value))), fails_at=None
     )
