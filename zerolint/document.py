@@ -47,17 +47,19 @@ class Node:
 
     def get(self, key: str) -> "Node | None":
         """Value of `key` as json/hjson see it: the last occurrence wins."""
-        if self.members is None:
-            return None
-        for m in reversed(self.members):
-            if m.key == key:
-                return m.value
-        return None
+        m = self.member(key)
+        return m.value if m is not None else None
 
     def member(self, key: str) -> "Member | None":
-        if self.members is None:
+        members = self.members
+        if members is None:
             return None
-        for m in reversed(self.members):
+        if len(members) > 16:  # big objects: a key index (members only grow, while parsing), so lookups stay O(1)
+            cached = self.__dict__.get("_by_key")
+            if cached is None or cached[0] != len(members):
+                cached = self.__dict__["_by_key"] = (len(members), {m.key: m for m in members})
+            return cached[1].get(key)
+        for m in reversed(members):
             if m.key == key:
                 return m
         return None

@@ -137,7 +137,11 @@ def _starts_line(text: str, i: int) -> bool:
 
 
 def _comments(doc: Document) -> dict[int, int]:
-    """start -> end of every comment (a line comment's end excludes the \\r of a CRLF)."""
+    """start -> end of every comment (a line comment's end excludes the \\r of a CRLF). Computed once per document:
+    a fix per finding must not rescan every note (quadratic on big configs)."""
+    cached = doc.__dict__.get("_comment_spans")
+    if cached is not None and cached[0] == len(doc.notes):
+        return cached[1]
     out = {}
     for n in doc.notes:
         if n.kind == "comment":
@@ -145,6 +149,7 @@ def _comments(doc: Document) -> dict[int, int]:
             if end > n.start and doc.text[end - 1] == "\r":
                 end -= 1
             out[n.start] = end
+    doc.__dict__["_comment_spans"] = (len(doc.notes), out)
     return out
 
 
@@ -265,20 +270,24 @@ def _locate(doc: Document, target: str | Member) -> tuple[Node | None, int, Memb
         parent = doc.node(jp.parent(target.pointer))
         if parent is None or parent.members is None:
             return None, -1, None
-        for i, m in enumerate(parent.members):
-            if m is target:
-                return parent, i, m
-        return None, -1, None
+        i = _positions(parent).get(id(target), -1)
+        return (parent, i, target) if i >= 0 else (None, -1, None)
     if not target:
         return None, -1, None
     parent = doc.node(jp.parent(target))
     if parent is None or parent.kind != OBJECT or not parent.members:
         return None, -1, None
-    key = jp.last(target)
-    for i in range(len(parent.members) - 1, -1, -1):
-        if parent.members[i].key == key:
-            return parent, i, parent.members[i]
-    return None, -1, None
+    m = parent.member(jp.last(target))  # the last occurrence
+    return (parent, _positions(parent)[id(m)], m) if m is not None else (None, -1, None)
+
+
+def _positions(parent: Node) -> dict[int, int]:
+    """id(member) -> its index in parent.members, built once per object (a fix per member stays linear)."""
+    members = parent.members or []
+    cached = parent.__dict__.get("_positions")
+    if cached is None or cached[0] != len(members):
+        cached = parent.__dict__["_positions"] = (len(members), {id(m): i for i, m in enumerate(members)})
+    return cached[1]
 
 
 def _quote_key(doc: Document, old_start: int, key: str) -> str:
