@@ -62,7 +62,8 @@ def check(view):
     clip = view.effective("/gradient_clipping", "number")
     if clip not in (None, MISSING) and clip > 0:
         if view.has("/gradient_clipping"):
-            reasons.append((f"gradient_clipping is {view.node('/gradient_clipping').raw}", "requires gradient_clipping=0"))
+            reasons.append((f"gradient_clipping is {view.node('/gradient_clipping').raw}",
+                            "requires gradient_clipping=0"))
             related.append(("/gradient_clipping", "clipping needs the gradient norm"))
             clip_fix = edits.replace_value(doc, "/gradient_clipping", "0")
         else:

@@ -37,7 +37,7 @@ def check(view):
         conflicts.append(("DeepCompile (compile.deepcompile)", "DeepCompile", "/compile/deepcompile"))
     if not conflicts:
         return
-    what, first, _ = conflicts[0]
+    first = conflicts[0][1]
     yield view.finding(
         PTR,
         f"gradient_allreduce_op is {view.node(PTR).raw} with {' and '.join(c[0] for c in conflicts)}: DeepSpeed "

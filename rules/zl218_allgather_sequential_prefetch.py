@@ -27,7 +27,7 @@ def check(view):
     extra = (f"; the {prefetch.pointer.rsplit('/', 1)[-1]} of {prefetch.raw} here is ignored"
              if prefetch is not None else "")
     yield view.finding(
-        node.pointer, f"{node.pointer.rsplit('/', 1)[-1]} is true: DeepSpeed sets prefetch_bucket_size to 1 when it builds "
-                      f"the ZeRO-3 optimizer, so parameters are not prefetched{extra}",
+        node.pointer, f"{node.pointer.rsplit('/', 1)[-1]} is true: DeepSpeed sets prefetch_bucket_size to 1 when it "
+                      f"builds the ZeRO-3 optimizer, so parameters are not prefetched{extra}",
         at="member", related=[(prefetch.pointer, "overridden")] if prefetch is not None else [],
         help="keep it only if sequential all-gathers are what you want (e.g. to bound memory); otherwise delete it")

@@ -22,7 +22,8 @@ RULE = Rule(
     severity="info",
     summary="An offload block without pin_memory: pinned (page-locked) host memory by default since 0.19.5",
     versions=">=0.19.5",
-    evidence="https://github.com/deepspeedai/DeepSpeed/pull/8207; https://github.com/deepspeedai/DeepSpeed/issues/3000; "
+    evidence="https://github.com/deepspeedai/DeepSpeed/pull/8207; "
+             "https://github.com/deepspeedai/DeepSpeed/issues/3000; "
              "deepspeed/runtime/zero/offload_config.py:45, 75",
     fixable="alternatives",
 )

@@ -5,11 +5,10 @@ available with partitioned activations. Set partitioned activations to true in d
 specify the number of layers with contiguous memory checkpointing" (activation_checkpointing/checkpointing.py:
 1228-1231). Parse does not check it. `configure(..., partition_activations=..., num_checkpoints=...)` arguments
 override the config (Megatron passes `num_checkpoints=args.num_layers`), and without a `configure` call the
-section is inert (ZL903): hence a warning. The key DeepSpeed reads is `partition_activations`; its own format string says
-`partitioned_activations`, which is ignored (ZL103)."""
+section is inert (ZL903): hence a warning. The key DeepSpeed reads is `partition_activations`; its own format
+string says `partitioned_activations`, which is ignored (ZL103)."""
 
 from zerolint.rule import Rule
-from zerolint.view import MISSING
 
 RULE = Rule(
     code="ZL904",
@@ -28,7 +27,7 @@ def check(view):
     if sec is None or sec.kind != "object":
         return
     ptr = f"{AC}/contiguous_memory_optimization"
-    if not view.has(ptr) or not view.node(ptr).value is True:
+    if not view.has(ptr) or view.node(ptr).value is not True:
         return
     missing = []
     part = view.node(f"{AC}/partition_activations")
