@@ -212,7 +212,27 @@ def _r(x: float | None) -> str:
     return "" if x is None else f"{x:.2f}"
 
 
-def markdown(rows: list[dict[str, Any]], sources: list[str]) -> str:
+def describe(path: str) -> str:
+    """A data file's own account of where it comes from (its "source", "job", "device" fields)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    cases = data.get("cases") or []
+    device = data.get("device") or next((c.get("device") for c in cases if isinstance(c, dict) and c.get("device")),
+                                        "")
+    parts = [str(data[k]) for k in ("source", "job") if data.get(k)]
+    if device:
+        parts.append(f"device: {device}")
+    if data.get("date"):
+        parts.append(f"date: {data['date']}")
+    return "; ".join(parts)
+
+
+def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[str, str] | None = None) -> str:
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
     within = sum(1 for r in rows if r["within_10"])
     covers = [r for r in rows if r["margin_covers"] is not None]
@@ -247,8 +267,10 @@ def markdown(rows: list[dict[str, Any]], sources: list[str]) -> str:
          f"RSS/covered {min(host_ratios):.2f}-{max(host_ratios):.2f}") if host else "- host: no RSS data",
         "",
         "The margin (zerolint/estimate.py): GPU = CUDA context "
-        f"{E.CUDA_CONTEXT_BYTES / 2**30:.1f} GiB (+ {E.NCCL_BYTES / 2**30:.1f} GiB NCCL when world > 1) + "
-        f"{E.GPU_ALLOCATOR_FRACTION:.0%} of the covered peak for the caching allocator; host = "
+        f"{E.CUDA_CONTEXT_BYTES / 2**30:.1f} GiB (+ {E.NCCL_BYTES / 2**30:.1f} GiB NCCL when world > 1) + the "
+        "caching allocator's blocks of the other moments of the step (every buffer minus the peak moment) + "
+        f"{E.GPU_ALLOCATOR_FRACTION:.0%} of the covered peak for fragmentation "
+        f"({E.GPU_ALLOCATOR_FRACTION_OFFLOAD:.0%} with offload); host = "
         f"{E.HOST_RUNTIME_BYTES / 2**30:.1f} GiB runtime per process (+ {E.HOST_OFFLOAD_RUNTIME_BYTES / 2**30:.1f} GiB "
         f"with offload) + {E.HOST_ALLOCATOR_FRACTION:.0%} of the covered host peak. The CUDA context is not in `max_memory_reserved`, so the reserved check below leaves it as "
         "headroom.",
@@ -277,6 +299,9 @@ def markdown(rows: list[dict[str, Any]], sources: list[str]) -> str:
             lines.append(f"- {r['case']} ({r['source']}): measured {_g(r['alloc'])} GiB vs {_g(r['est_covered'])} "
                          f"estimated (ratio {r['ratio']:.2f}); the margin "
                          f"{'covers' if r['margin_covers'] else 'does NOT cover'} it.")
+    if descriptions:
+        lines += ["", "## Data", ""]
+        lines += [f"- `docs/data/{name}`: {text}" for name, text in descriptions.items() if text]
     lines += ["", "## Notes", "",
               "- `act = no`: the data gives no model shape or sequence length, so activations are not in `est` "
               "(they are part of what the margin must cover).",
@@ -307,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(json.dumps(r))
         return 0
-    text = markdown(rows, [os.path.basename(f) for f in files])
+    text = markdown(rows, [os.path.basename(f) for f in files], {os.path.basename(f): describe(f) for f in files})
     if args.write:
         with open(args.write, "w", encoding="utf-8") as f:
             f.write(text)

@@ -194,7 +194,7 @@ def test_peak_is_the_largest_moment_not_the_sum():
 def test_margin_is_documented_and_added():
     e = est(zero(2), gpus=2)
     margins = [c for c in e.components if c.margin and c.where == "gpu"]
-    assert {c.key for c in margins} == {"margin_context", "margin_allocator"}
+    assert {c.key for c in margins} == {"margin_context", "margin_cache", "margin_allocator"}
     assert e.per_gpu_bytes == e.per_gpu_covered_bytes + sum(c.bytes for c in margins)
     assert "NCCL" in margins[0].name  # world > 1
 

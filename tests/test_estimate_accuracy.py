@@ -74,5 +74,6 @@ def test_lenient_reader_accepts_other_field_spellings(bench, tmp_path):
 def test_doc_is_regenerated(bench):
     doc = ROOT / "docs" / "estimate-accuracy.md"
     rows = [bench.row(s, raw) for s, raw in bench.load_files(files())]
-    expected = bench.markdown(rows, [os.path.basename(f) for f in files()])
+    expected = bench.markdown(rows, [os.path.basename(f) for f in files()],
+                              {os.path.basename(f): bench.describe(f) for f in files()})
     assert doc.read_text(encoding="utf-8") == expected, f"stale: run {bench.COMMAND}"

@@ -45,11 +45,15 @@ MOMENTS = (BUILD, *ALWAYS)
 
 # -- the margin ------------------------------------------------------------------------------------------------------
 # GPU: the CUDA context (not visible to torch.cuda.max_memory_*; ~0.5 GiB with CUDA 12+ lazy module loading),
-# NCCL communicator buffers when world > 1, and the caching allocator's reserve/fragmentation (reserved minus
-# allocated was 0.5-2.5 GiB, 17-41 % of allocated, in the H200 runs of docs/estimate-accuracy.md).
+# NCCL communicator buffers when world > 1, and the caching allocator. The allocator keeps the blocks a moment of
+# the step frees, and the next moment's buffers (of other sizes) mostly take new ones: measured peak reserved was
+# 0.86-1.16x the sum of every buffer of the step without offload; on top of that sum, fragmentation of 15 % of the
+# covered peak, 40 % with offload (host<->GPU staging copies of many sizes; reserved/allocated reached 1.45).
+# Calibrated on the H200 runs of docs/estimate-accuracy.md (125M-2.7B parameters).
 CUDA_CONTEXT_BYTES = int(0.5 * GiB)
 NCCL_BYTES = int(0.5 * GiB)
-GPU_ALLOCATOR_FRACTION = 0.25  # of the covered peak; calibrated in docs/estimate-accuracy.md
+GPU_ALLOCATOR_FRACTION = 0.15  # of the covered peak
+GPU_ALLOCATOR_FRACTION_OFFLOAD = 0.40
 # Host, per process: the Python/torch/CUDA/DeepSpeed runtime (measured RSS minus the covered host peak: 1.0-1.6 GiB
 # without offload, 1.9-2.1 GiB with CPU offload, whose optimizer threads and libraries come on top), and allocator
 # slack (freed model copies that glibc keeps, torch's pinned pool).
@@ -401,7 +405,9 @@ class Estimate:
             "verdict": self.verdict,
             "breakdown": rows,
             "margin": {"cuda_context_bytes": CUDA_CONTEXT_BYTES, "nccl_bytes": NCCL_BYTES,
-                       "gpu_allocator_fraction": GPU_ALLOCATOR_FRACTION, "host_runtime_bytes": HOST_RUNTIME_BYTES,
+                       "gpu_allocator_fraction": GPU_ALLOCATOR_FRACTION,
+                       "gpu_allocator_fraction_offload": GPU_ALLOCATOR_FRACTION_OFFLOAD,
+                       "host_runtime_bytes": HOST_RUNTIME_BYTES,
                        "host_offload_runtime_bytes": HOST_OFFLOAD_RUNTIME_BYTES,
                        "host_allocator_fraction": HOST_ALLOCATOR_FRACTION},
             "assumptions": self.assumptions,
@@ -763,10 +769,14 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
                         ALWAYS, False, "params_nvme")
         live_cap = max(plan.max_live_parameters, plan.max_reuse_distance, L)
         gathered = min(P_np, live_cap)
-        add("gathered parameters", d * gathered, "gpu",
+        alias = N == 1 and off_par == "none"
+        add("gathered parameters", 0 if alias else d * gathered, "gpu",
+            "0: with one rank the partition is the whole parameter and gathering aliases it "
+            "(partition_parameters.py _no_gather_coalesced)" if alias else
             f"{d} B x min(P non-persistent {_f(P_np)}, max(stage3_max_live_parameters "
             f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})) "
-            "(partitioned_param_coordinator.py: released only beyond the reuse distance)", (FWD,), False, "gathered")
+            "(partitioned_param_coordinator.py: released only beyond the reuse distance; an upper bound)", (FWD,),
+            False, "gathered")
         prefetch = min(plan.prefetch_bucket_size, max(0, P_np - gathered))
         add("prefetch in flight", d * prefetch, "gpu",
             f"{d} B x min(stage3_prefetch_bucket_size {_f(plan.prefetch_bucket_size)}, parameters beyond the live "
@@ -787,7 +797,7 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
             f"{c} B x min(reduce_bucket_size, P): torch.cat of the bucket's partitions when it is reduced "
             "(comm/coalesced_collectives.py:122); counted in fwd/bwd as well, where the measured H200 peaks put it",
             (FWD, RED), False, "rs_staging")
-        add("gathered parameters (module being reduced)", d * min(L, P_np), "gpu",
+        add("gathered parameters (module being reduced)", 0 if alias else d * min(L, P_np), "gpu",
             f"{d} B x L: by the bucket's reduction the coordinator has released what backward no longer needs",
             (RED,), False, "gathered")
         # master weights and optimizer states
@@ -867,9 +877,15 @@ def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False
                            f"{gib(CUDA_CONTEXT_BYTES):.1f} GiB context"
                            + (f" + {gib(NCCL_BYTES):.1f} GiB NCCL buffers" if cluster.world > 1 else "")
                            + " (outside torch's allocator)", (BUILD, *ALWAYS), False, True, "margin_context"))
-    comps.append(Component("allocator reserve", int(GPU_ALLOCATOR_FRACTION * gpu_cov), "gpu",
-                           f"{GPU_ALLOCATOR_FRACTION:.0%} of the covered peak (caching allocator: reserved - allocated)",
-                           ALWAYS, False, True, "margin_allocator"))
+    step_total = sum(c.bytes for c in comps if c.where == "gpu" and not c.margin and any(m in TRAIN for m in c.moments))
+    comps.append(Component("allocator cache", max(0, step_total - gpu_cov), "gpu",
+                           "every GPU buffer of the step minus the peak moment: the caching allocator keeps freed "
+                           "blocks, and other moments' buffers of other sizes take new ones", ALWAYS, False, True,
+                           "margin_cache"))
+    frac = GPU_ALLOCATOR_FRACTION_OFFLOAD if offload else GPU_ALLOCATOR_FRACTION
+    comps.append(Component("allocator fragmentation", int(frac * gpu_cov), "gpu",
+                           f"{frac:.0%} of the covered peak" + (" (offload: host<->GPU staging copies)" if offload
+                                                                else ""), ALWAYS, False, True, "margin_allocator"))
     comps.append(Component("process runtime", HOST_RUNTIME_BYTES + (HOST_OFFLOAD_RUNTIME_BYTES if offload else 0),
                            "host", f"{gib(HOST_RUNTIME_BYTES):.1f} GiB per process (python, torch, CUDA, DeepSpeed)"
                            + (f" + {gib(HOST_OFFLOAD_RUNTIME_BYTES):.1f} GiB with offload (CPU optimizer threads and "
