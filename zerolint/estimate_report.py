@@ -253,14 +253,16 @@ def print_rich(est: Estimate, other: Estimate | None = None, explain: bool = Fal
         for c in off:
             t.add_row(Text(c.name + " (not at peak)", style="dim"), Text(_g(c.bytes), style="dim"), "",
                       *([c.formula] if explain else []))
-        t.add_row(Text("covered", style="bold"), _g(covered), "", *([""] if explain else []))
+        t.add_row(Text("covered" + (" per node" if where == "host" else ""), style="bold"), _g(covered), "",
+                  *([""] if explain else []))
         for c in margins:
             t.add_row(Text("+ " + c.name, style="yellow"), _g(c.bytes * per_proc),
                       Text(_bar(c.bytes * per_proc, scale, 30, "█", "·"), style="yellow"),
                       *([c.formula] if explain else []))
         verdict = _verdict_text(total, cap)
         style = "red bold" if cap and total > cap else "yellow" if cap and total > 0.9 * cap else "green"
-        t.add_row(Text("= total", style="bold"), Text(_g(total), style="bold"), Text(verdict, style=style),
+        t.add_row(Text("= total" + (" per node" if where == "host" else " per GPU"), style="bold"),
+                  Text(_g(total), style="bold"), Text(verdict, style=style),
                   *([""] if explain else []))
         console.print()
         console.print(t)
