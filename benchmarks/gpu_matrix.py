@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -149,10 +150,31 @@ def run_all(todo: list[dict], out: Path, args) -> None:
     ab2 = [c for c in todo if c["gpus"] > 1 and c["group"] != "c"]
     c1 = sorted((c for c in todo if c["gpus"] == 1 and c["group"] == "c"), key=lambda c: -size[c["meta"]["size"]])
     c2 = sorted((c for c in todo if c["gpus"] > 1 and c["group"] == "c"), key=lambda c: -size[c["meta"]["size"]])
+    if args.pool:
+        # Everything after the exclusive seed runs shares the GPUs: 1-GPU cases alternate between them, in the
+        # order of `priority` (the core combinations of every size first), `args.pool` processes at a time.
+        exclusive = [c for c in ab1 + ab2 if c["group"] == "b"]
+        shared = [c for c in ab1 + ab2 if c["group"] != "b"] + sorted(c1 + c2, key=priority)
+        pool(exclusive, 1, False)
+        with ThreadPoolExecutor(max_workers=args.pool) as ex:
+            for i, c in enumerate(shared):
+                env = {"CUDA_VISIBLE_DEVICES": str(i % args.gpus)} if c["gpus"] == 1 else {}
+                ex.submit(lambda c=c, env=env: None if over() else run_case(c, out, env, args.timeout, True))
+        return
     lanes(ab1, 1, False)  # one case per GPU at a time: fair times
     pool(ab2, 1, False)
     lanes(c1, args.c_per_gpu, args.c_per_gpu > 1)  # memory is per process; times are marked concurrent
     pool(c2, args.c_concurrency, args.c_concurrency > 1)
+
+
+COMBO_ORDER = [(3, True, True), (2, True, False), (2, False, False), (3, False, False), (1, False, False),
+               (3, True, False), (1, True, False)]
+
+
+def priority(c: dict) -> tuple:
+    m = c["meta"]
+    return (COMBO_ORDER.index((m["stage"], m["opt_off"], m["param_off"])), ["125M", "1.3B", "350M"].index(m["size"]),
+            c["gpus"])
 
 
 def memory_table(out: Path, date: str) -> None:
@@ -201,11 +223,16 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=540)
     ap.add_argument("--c-concurrency", type=int, default=2)
     ap.add_argument("--date", default=time.strftime("%Y-%m-%d"))
+    ap.add_argument("--only", default=None, help="a regular expression: run only the cases whose name matches")
+    ap.add_argument("--pool", type=int, default=0, help="after the seed runs, run the rest N at a time, sharing "
+                                                         "the GPUs (times marked concurrent)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="zl-gpu-matrix-") as tmp:
         todo = cases(args.groups, Path(tmp))
+        if args.only:
+            todo = [c for c in todo if re.search(args.only, c["name"])]
         print(f"{len(todo)} cases, groups {args.groups}", flush=True)
         # Warm the op cache once (fused_adam, cpu_adam) so that no lane pays the build inside a timed case.
         warm = []

@@ -261,11 +261,19 @@ def estimates(spec: dict, facts: dict, world: int) -> dict:
 
 
 def _short(filename: str) -> str:
+    """A frame's file relative to the sys.path entry it was imported from: 'deepspeed/runtime/config.py' whether
+    deepspeed lives in site-packages, dist-packages or a --target directory on PYTHONPATH."""
+    best = ""
+    for entry in sys.path:
+        entry = os.path.abspath(entry or ".").rstrip("/") + "/"
+        if filename.startswith(entry) and len(entry) > len(best):
+            best = entry
+    if best:
+        return filename[len(best):]
     for marker in ("site-packages/", "dist-packages/"):
         if marker in filename:
             return filename.split(marker, 1)[1]
-    i = filename.find("/zerolint/")
-    return filename[i + 1:] if i >= 0 else filename
+    return filename
 
 
 def describe_error(exc: BaseException) -> dict:

@@ -191,7 +191,8 @@ def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_secti
         part = _step_part(err)
         stage = f"{stage} ({part})" if part else stage
     ds = _ds_frames(err)
-    where = f"{ds[-1]['file']}:{ds[-1]['line']} ({ds[-1]['func']})" if ds else ""
+    own = [f for f in ds if f["file"].startswith("deepspeed/")] or ds
+    where = f"{own[-1]['file']}:{own[-1]['line']} ({own[-1]['func']})" if own else ""
     text = f"{etype}: {first}" if first else etype
     related: list[tuple[str, str]] = []
     help_ = None
