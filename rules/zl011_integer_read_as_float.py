@@ -44,4 +44,5 @@ def check(view):
             ptr, f"{view.path(ptr)} is written {node.raw}, which {view.consumer} reads as the float {v!r} "
                  f"({reader}): {fails} {when}",
             at="value", help=f"write it as an integer: {int(v)}",
+            fails_at="initialize" if ptr.startswith(("/aio/", "/checkpoint/")) else "step",
             fixes=edits.fixes(edits.make_fix(f"write {int(v)}", edits.replace_value(view.doc, ptr, str(int(v))))))

@@ -48,7 +48,7 @@ def check(view):
         where = "ZeRO is off (stage 0)" if stage == 0 else "ZeRO stage is 3"
         yield view.finding(PTR, f"compute_grad_norm is false but {where}: DeepSpeed fails at parse "
                                 "(\"compute_grad_norm=false is supported only with ZeRO Stage 1 or 2\")",
-                           at="member", help="delete compute_grad_norm, or use ZeRO stage 1 or 2",
+                           at="member", help="delete compute_grad_norm, or use ZeRO stage 1 or 2", fails_at="parse",
                            fixes=edits.fixes(edits.make_fix("delete compute_grad_norm",
                                                             edits.remove_member(doc, PTR), safe=False)))
         return
@@ -94,4 +94,5 @@ def check(view):
         f"compute_grad_norm is false, but {'; '.join(r[0] for r in reasons)}: DeepSpeed fails at initialize "
         f"(ValueError \"zero_optimization.compute_grad_norm=false {reasons[0][1]}\")",
         at="member", related=related, fixes=fixes,
-        help="set gradient_clipping to 0 and drop optimizer offload / ZenFlow, or delete compute_grad_norm")
+        help="set gradient_clipping to 0 and drop optimizer offload / ZenFlow, or delete compute_grad_norm",
+        fails_at="initialize")

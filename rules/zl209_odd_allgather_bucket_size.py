@@ -40,6 +40,6 @@ def check(view):
         ptr,
         f"{name} is {value}, an odd number: with ZeRO stage {view.zero_stage} DeepSpeed fails at "
         "initialize (AssertionError \"allgather_bucket_size must be a multiple of nccl_start_alignment_factor, 2\")",
-        at="value", help=f"use an even value, e.g. {value + 1}",
+        at="value", help=f"use an even value, e.g. {value + 1}", fails_at="initialize",
         fixes=edits.fixes(edits.make_fix(f"set {name} to {value + 1}",
                                          edits.replace_value(view.doc, ptr, str(value + 1)), safe=False)))

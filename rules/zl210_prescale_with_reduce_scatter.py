@@ -57,7 +57,7 @@ def check(view):
             ptr,
             f"{what} while ZeRO stage {stage} {rs_text}: DeepSpeed fails at initialize (AssertionError "
             f"\"{assertion.format(s=stage)}\")",
-            at="member", related=[(RS, "reduce-scatter")] if rs_given else [],
+            at="member", related=[(RS, "reduce-scatter")] if rs_given else [], fails_at="initialize",
             help="delete it (DeepSpeed averages gradients after the reduction), or set "
                  "zero_optimization.reduce_scatter to false",
             fixes=edits.fixes(

@@ -43,6 +43,6 @@ def check(view):
         f"gradient_allreduce_op is {view.node(PTR).raw} with {' and '.join(c[0] for c in conflicts)}: DeepSpeed "
         f"fails at parse (ValueError \"gradient_allreduce_op='sum' is not supported with {first}\")",
         at="value", related=[(p, "here") for _, _, p in conflicts if view.has(p)],
-        help="use \"mean\" (the default), or turn the conflicting feature off",
+        help="use \"mean\" (the default), or turn the conflicting feature off", fails_at="parse",
         fixes=edits.fixes(edits.make_fix('set gradient_allreduce_op to "mean"',
                                          edits.replace_value(view.doc, PTR, '"mean"'), safe=False)))

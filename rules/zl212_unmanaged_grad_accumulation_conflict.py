@@ -33,7 +33,7 @@ def check(view):
             PTR, f"managed_gradient_accumulation is false and overlap_comm is on with ZeRO stage {stage}: DeepSpeed "
                  "fails at initialize (AssertionError \"managed_gradient_accumulation=False supports ZeRO "
                  "overlap_comm only with ZeRO stage 2\")",
-            at="member", related=[("/zero_optimization/overlap_comm", "overlap_comm")],
+            at="member", related=[("/zero_optimization/overlap_comm", "overlap_comm")], fails_at="initialize",
             help="set zero_optimization.overlap_comm to false, or use ZeRO stage 2")
     if view.has("/pipeline"):
         yield view.finding(
@@ -47,5 +47,5 @@ def check(view):
             PTR, "managed_gradient_accumulation is false and compile.deepcompile is true: DeepSpeed fails at "
                  "initialize (AssertionError \"managed_gradient_accumulation=False is not supported with "
                  "DeepCompile\")",
-            at="member", related=[("/compile/deepcompile", "DeepCompile")],
+            at="member", related=[("/compile/deepcompile", "DeepCompile")], fails_at="initialize",
             help="delete managed_gradient_accumulation, or turn DeepCompile off")

@@ -26,5 +26,5 @@ def check(view):
     yield view.finding(
         PTR, "legacy_stage1 is true: DeepSpeed fails at initialize (Exception \"The deprecated version of ZeRO "
              "Stage 1 is not supported in deepspeed >= 0.5.9\")",
-        at="member", help="delete legacy_stage1; the current ZeRO stage 1 replaces it",
+        at="member", help="delete legacy_stage1; the current ZeRO stage 1 replaces it", fails_at="initialize",
         fixes=edits.fixes(edits.make_fix("delete legacy_stage1", edits.remove_member(view.doc, PTR), safe=False)))

@@ -40,6 +40,6 @@ def check(view):
         "/optimizer/type",
         f"optimizer {opt.raw} with ZeRO stage 3 and reduce_scatter {'true' if given else 'on (the default)'}: "
         "DeepSpeed fails at initialize (ValueError \"Muon and reduce scatter cannot be used together\")",
-        at="value", related=[(RS, "reduce_scatter")] if given else [],
+        at="value", related=[(RS, "reduce_scatter")] if given else [], fails_at="initialize",
         help="set zero_optimization.reduce_scatter to false, or use ZeRO stage 1/2",
         fixes=edits.fixes(edits.make_fix("set zero_optimization.reduce_scatter to false", fix, safe=False)))
