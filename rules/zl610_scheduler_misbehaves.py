@@ -12,7 +12,7 @@ one-line log message:
   TypeError is caught and it calls `step(train_batch_size)` instead (engine.py:3543-3550, "Hack to work with
   Megatron"), so the constant batch size becomes the monitored metric, never improves, and the LR is cut by
   `factor` every `patience + 1` steps, unless the training code passes `lr_kwargs={"metrics": ...}` to
-  `engine.step()`.
+  `engine.step()`. (Seen on an H200 with DeepSpeed 0.19.8: patience 0, factor 0.5 halved the LR at every step.)
 
 Fix for the missing warmup_max_lr (unsafe: it changes the schedule): set it to the optimizer's lr."""
 
