@@ -7,9 +7,9 @@ top-level `zero_allow_untested_optimizer` is set, in which case DeepSpeed only l
 
 Which class a config gets is decided by the optimizer name (engine.py:2476-2545): `Lamb` builds FusedLamb, the mup
 names (MuAdam, MuAdamW, MuSGD) build mup's classes, and every torch.optim name (SGD, RMSprop, Adamax, ...) builds
-that torch class: none of them is on the list. Adam, AdamW, Adagrad and Lion always build a supported class. (The
-catalog lists "Adagrad" among the untested ones; the source says otherwise: both torch Adagrad and
-DeepSpeedCPUAdagrad are on the list.)
+that torch class: none of them is on the list. Adam, AdamW, Adagrad, Lion and Muon always build a supported class
+(with or without offload). torch's own Adam/AdamW/Adagrad are on the list but cannot be reached by name: those
+names lower-case to DeepSpeed's optimizers; only `torch_adam: true` builds them.
 
 The HF Trainer sets `zero_allow_untested_optimizer` itself only when the config has NO optimizer section (it then
 builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer.
