@@ -450,61 +450,6 @@ def verify_cmd(config, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq
     sys.exit(code)
 
 
-@main.command("verify")
-@click.argument("config")
-@click.option("--gpus", "--ranks", "gpus", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Ranks to run: GPUs, or CPU processes with --cpu (or on a machine without GPUs).")
-@click.option("--cpu", is_flag=True, help="Run on the CPU (DS_ACCELERATOR=cpu, gloo) even when GPUs are present.")
-@click.option("--compare-fix", is_flag=True, help="Also run zerolint's fixed config and show both side by side.")
-@click.option("--unsafe-fixes", is_flag=True, help="With --compare-fix: apply unsafe fixes too.")
-@click.option("--prefer", multiple=True, metavar="CHOICE", help="With --compare-fix: the alternative to apply.")
-@click.option("--params", default=None, metavar="N", help="A bigger synthetic model (125M, 350M, 1.3B) for memory "
-                                                          "figures [default: a 0.17 M-parameter model].")
-@click.option("--seq-len", type=click.IntRange(min=1, max=65536), default=None,
-              help="Sequence length [default: 32; 256 with --params].")
-@click.option("--steps", type=click.IntRange(min=1, max=100), default=3, show_default=True,
-              help="Optimizer steps (some errors only fire at the first step).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
-              help="Seconds before the run and every process it started are killed.")
-@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
-              help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md).')
-@click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
-              help='What fp16/bf16 "enabled": "auto" become for hf/accelerate (TrainingArguments --bf16/--fp16).')
-@click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
-              help="Without an optimizer section, pass the one HF/Accelerate would (auto) or none.")
-@click.option("--launcher", type=click.Choice(["torchrun", "deepspeed"]), default="torchrun", show_default=True,
-              help="How several ranks are started.")
-@click.option("--no-cache", is_flag=True, help="Run even if this config was verified here before.")
-@click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif"]),
-              help="Output format (repeatable).")
-@click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False, writable=True),
-              help="Write the last format(s) to FILE (repeatable).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True)
-@click.option("--select", multiple=True, help="Rules to report (codes, prefixes, names; comma-separated).")
-@click.option("--ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated).")
-@click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
-@click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
-def verify_cmd(config, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, target,
-               precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select, ignore, keep, quiet,
-               no_color) -> None:
-    """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md)."""
-    from .verify.command import UsageError, VerifyOptions, run
-
-    select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
-    opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
-                         timeout=timeout, target=target, formats=formats, outputs=outputs, no_cache=no_cache,
-                         launcher=launcher, precision=precision, client_optimizer=client_optimizer,
-                         unsafe_fixes=unsafe_fixes, prefer=prefer, fail_on=fail_on, select=select_codes,
-                         ignore=ignore_codes, quiet=quiet, color=not no_color, keep=keep)
-    try:
-        code = run(config, opts)
-    except UsageError as e:
-        click.echo(f"zerolint: error: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    sys.exit(code)
-
-
 @main.command("schema")
 @click.option("--deepspeed-version", metavar="X.Y.Z", default=None,
               help="Print the schema of this DeepSpeed version [default: the installed one, else 0.19.8].")
