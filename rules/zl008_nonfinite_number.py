@@ -16,16 +16,24 @@ RULE = Rule(
 @RULE.check
 def check(view):
     doc = view.doc
+    # hjson reads a bare NaN/Infinity that ends its line as a quoteless string ("NaN," with the comma), and fails
+    # on it only elsewhere: doc.hjson_error says which.
+    hjson_fails = doc.hjson_error is not None
     for note in doc.notes:
         if note.kind == "nonfinite-number":
-            yield view.finding(note.pointer, f"{note.message}; DeepSpeed's hjson reader rejects it and json.load "
-                                             "turns it into a float no setting can use", span=(note.start, note.end),
-                               help="write a finite number", fails_at="parse" if view.raw_deepspeed else None)
+            reader = ("DeepSpeed's hjson reader rejects it" if hjson_fails else
+                      "DeepSpeed's hjson reader takes it as a quoteless string (to the end of the line)")
+            yield view.finding(note.pointer, f"{note.message}; {reader} and json.load turns it into a float no "
+                                             "setting can use", span=(note.start, note.end), help="write a finite number",
+                               fails_at="parse" if view.raw_deepspeed and hjson_fails else None)
     if view.root is None:
         return
     for node in view.root.walk():
         if node.kind == "number" and node.raw and node.value in (float("inf"), float("-inf")) and \
                 node.raw not in ("Infinity", "-Infinity"):
             yield view.finding(node.pointer, f"{node.raw} is beyond the range of a float: DeepSpeed's hjson reader "
-                                             "crashes on it (OverflowError)", at="value",
-                               help="write a finite number", fails_at="parse" if view.raw_deepspeed else None)
+                                             + ("crashes on it (OverflowError)" if hjson_fails else
+                                                "takes it as a quoteless string (to the end of the line)"),
+                               at="value",
+                               help="write a finite number", fails_at="parse" if view.raw_deepspeed and hjson_fails
+                               else None)

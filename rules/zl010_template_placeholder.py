@@ -34,8 +34,17 @@ def check(view):
             continue
         quoteless = node.raw[:1] not in ('"', "'")
         reads = f"the string {node.value!r}" + (" (hjson quoteless string)" if quoteless else "")
+        # Asked about raw DeepSpeed explicitly (--target deepspeed), say what DeepSpeed does with the file as it
+        # stands: where that string is an invalid value, its parse fails (tests/differential holds us to it).
+        fails = None
+        if view.target_requested == "deepspeed" and any(
+                i.pointer == node.pointer and i.kind in ("type", "enum", "range", "not-integer")
+                for i in view.schema_issues):
+            fails = view.invalid_value(node.pointer).fails_at
         yield view.finding(
             node.pointer,
             f"{view.path(node.pointer)} is {text}, which looks like a template placeholder: DeepSpeed would read "
-            f"{reads}; this file works only after the template is rendered",
-            at="value", help="lint the rendered config (e.g. render it, then `zerolint check rendered.json`)")
+            f"{reads}; this file works only after the template is rendered"
+            + ("; given to DeepSpeed as it is, it fails at parse" if fails == "parse" else ""),
+            at="value", help="lint the rendered config (e.g. render it, then `zerolint check rendered.json`)",
+            severity="error" if fails == "parse" else None, fails_at="parse" if fails == "parse" else None)

@@ -29,11 +29,10 @@ def check(view):
     for key in ("loss_scale_window", "min_loss_scale"):
         ptr = f"/fp16/{key}"
         node = view.node(ptr)
-        if node is None or node.kind != "number" or isinstance(node.value, bool):
+        # as pydantic reads it: 0, 0.0 and "0" are all 0 (fractions are ZL107's, booleans ZL104's)
+        value = view.effective(ptr, "int") if node is not None and node.kind in ("number", "string") else None
+        if not isinstance(value, int) or isinstance(value, bool) or value > 0:
             continue
-        value = view.number(node)
-        if not float(value).is_integer() or value > 0:
-            continue  # fractional: ZL107
         when_code = "parse" if strict else "step"
         if strict:
             outcome = (f"DeepSpeed rejects the config at parse{maybe} (\"fp16.{key} must be > 0 when dynamic loss "

@@ -29,8 +29,12 @@ def check(view):
     sp = view.effective(PTR, "int") if view.has(PTR) else None
     if world is None or not isinstance(sp, int) or isinstance(sp, bool) or sp <= 1 or world % sp == 0:
         return
+    # Whether the parse fails depends on the batch keys: replay DeepSpeed's arithmetic with world / sp.
+    error = view.batch_replay()
     yield view.finding(
         PTR, f"sequence_parallel_size {sp} does not divide the world size {world}: no sequence-parallel layout "
              f"exists, and DeepSpeed computes a data-parallel size of {world}/{sp} = {world / sp:.2f} for its batch "
-             "arithmetic (fractional batch sizes, or the batch-size assertion fails at parse)",
-        at="value", help=f"use a sequence_parallel_size that divides {world}, or launch on a multiple of {sp} GPUs")
+             "arithmetic" + (f", so its batch assertion fails at parse ({error})" if error else
+                             ", so the batch sizes it derives are fractional"),
+        at="value", help=f"use a sequence_parallel_size that divides {world}, or launch on a multiple of {sp} GPUs",
+        severity="error" if error else None, fails_at="parse" if error else None)

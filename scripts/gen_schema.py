@@ -404,12 +404,14 @@ class Builder:
         the declared ones: verified by constructing the model with only that field set to a probe value."""
         t = type_schema.get("type")
         types = t if isinstance(t, list) else [t] if t else []
-        if not types or set(types) - {"boolean", "integer", "number", "string", "null"}:
+        if not types or set(types) - {"boolean", "integer", "number", "string", "null", "array"}:
             return []
         if "const" in type_schema:
             return []
-        probes = {"boolean": {"string": "true", "integer": 1}, "integer": {"string": "1", "boolean": True},
-                  "number": {"string": "1.5", "boolean": True}}
+        # Several probe values where a range constraint could reject the first (offload ratio is 0..1).
+        probes = {"boolean": {"string": "true", "integer": 1}, "integer": {"string": ("1", "8"), "boolean": True},
+                  "number": {"string": ("1.5", "0.5"), "boolean": True},
+                  "array": {"string": "x"}}  # a before-validator that wraps one string (leaf_module.names)
         if "enum" in type_schema:
             # An integer enum (ZeRO stage): lax mode still converts "3" and true (-> 1) before the enum check.
             ints = [e for e in type_schema["enum"] if isinstance(e, int) and not isinstance(e, bool)]
@@ -424,11 +426,13 @@ class Builder:
                 for jtype, probe in probes.get(base, {}).items():
                     if jtype in types or jtype in found or (jtype == "integer" and "number" in types):
                         continue
-                    try:
-                        cls(**{name: probe})
-                    except Exception:
-                        continue
-                    found.append(jtype)
+                    for value in probe if isinstance(probe, tuple) else (probe,):
+                        try:
+                            cls(**{name: value})
+                        except Exception:
+                            continue
+                        found.append(jtype)
+                        break
         finally:
             logging.disable(logging.NOTSET)
         return sorted(found)
@@ -475,6 +479,11 @@ class Builder:
                                        type_schema["x-zerolint-python-type"] + "): every JSON value is rejected "
                                        "(a literal \"auto\" is dropped).").strip()
             prop.update(type_schema)
+            # constraints a model validator enforces (invisible to model_json_schema): merged over the type
+            override = getattr(self.C, "FIELD_SCHEMA", {}).get(path)
+            override = self.resolve(override, path, prop=False) if override else None  # @since/@variants
+            if override:
+                prop.update(override)
             extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
             if extra.get("deprecated"):
                 prop["deprecated"] = True

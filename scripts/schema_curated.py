@@ -233,8 +233,11 @@ TOP_LEVEL = {
                          "8).", None),
     # deepspeed/__init__.py:543-546 (with data_parallel_size: mesh); config.py:468-469 (world size / sp)
     # (0.16.9 reads it only in deepspeed/__init__.py:159-161)
-    "sequence_parallel_size": I("Sequence-parallel degree; divides the world size for the batch arithmetic and, "
-                                "with data_parallel_size, builds the device mesh.", None, minimum=1),
+    # config.py:466-469 (0.17.6: 679-680): the key's mere presence makes DeepSpeed divide the world size by its
+    # value, so an explicit null raises TypeError at parse (0.16.9 does not read it there).
+    "sequence_parallel_size": {**I("Sequence-parallel degree; divides the world size for the batch arithmetic and, "
+                                   "with data_parallel_size, builds the device mesh.", None, minimum=1),
+                               "@variants": [{"@since": "0.17.0", "type": "integer"}, {}]},
     # deepspeed/__init__.py:543-546 (0.16.9: __init__.py:159-161)
     "data_parallel_size": I("Data-parallel degree, used with sequence_parallel_size to build the device mesh.",
                             None, minimum=1),
@@ -265,8 +268,9 @@ TOP_LEVEL = {
                                    "allgather_bucket_size), false stage 0; logs a deprecation warning.")}],
     },
     # zero/config.py:62-63: only read when zero_optimization is a bool
+    # zero/config.py:60-78: passed to DeepSpeedZeroConfig as allgather_bucket_size (same type, range, coercion)
     "allgather_size": I("Legacy: allgather bucket size, read only when zero_optimization is a boolean.", 500000000,
-                        deprecated=True),
+                        deprecated=True, minimum=0, **{"x-zerolint-coerces": ["boolean", "string"]}),
     # precision_config.py:95-97 (pydantic since 0.17.1); 0.16.9 config.py:165-240 reads a plain dict
     "fp16": {
         "@variants": [
@@ -418,11 +422,14 @@ TOP_LEVEL = {
     # config.py:179-205; constants.py:186-191 (0.17.0+; absent in 0.16.9)
     "torch_autocast": LAX("torch.autocast mixed precision.", {
         "enabled": B("Enable torch.autocast.", False),
+        # config.py:186-205: a key that is present goes through DtypeEnum(value) / `all(isinstance(m, str) for m
+        # in value)`, so an explicit null raises at parse although the default (key absent) is None.
         "dtype": S("Autocast dtype (DtypeEnum names; invalid raises ValueError at parse). The docs claim a "
-                   "bfloat16 default; the code default is None.", None, enum=DTYPE_NAMES + [None]),
+                   "bfloat16 default; the code default is None.", None, nullable=False,
+                   enum=DTYPE_NAMES + ["int8", "torch.int8"]),
         "lower_precision_safe_modules": {
             "description": "Module classes (import paths) safe to run in lower precision.",
-            "default": None, "type": ["array", "null"], "items": {"type": "string"}},
+            "default": None, "type": "array", "items": {"type": "string"}},
     }, **{"@since": "0.17.0"}),
     # config.py:272-285 (defaults merged with the user dict); pipe/engine.py:135-136, 210-217
     "pipeline": LAX("Pipeline engine options (plain dict merged over defaults).", {
@@ -459,7 +466,8 @@ TOP_LEVEL = {
                 "max_tokens": I("Token budget per batch (required when enabled).", None),
                 "lr_scaling_method": S("LR scaling.", "linear", nullable=False, enum=["linear", "sqrt", "none"]),
                 "min_batch_size": I("Minimum batch size.", 1),
-                "max_batch_size": I("Maximum batch size.", None),
+                # int(value) whenever the key is present: an explicit null raises TypeError at parse
+                "max_batch_size": I("Maximum batch size.", None, nullable=False),
                 "sequence_picking_order": S("Sequence order.", "dataloader", nullable=False,
                                             enum=["random", "seqlen", "dataloader"]),
                 "metrics_path": S("Path of the sequence-length metrics.", None),
@@ -661,6 +669,19 @@ MODEL_EXTRA_PROPERTIES = {
 }
 
 # Keys documented or accepted but without effect (path -> why); applied to model fields too.
+# Constraints that a model's validators enforce at parse but its JSON schema does not show, merged over the
+# generated type schema of the field (keys: "<section>.<field>"; @since/@until gate them).
+FIELD_SCHEMA = {
+    # precision_config.py:120-133 _validate_loss_scale: bool, non-finite and negative values raise at parse
+    "fp16.loss_scale": {"minimum": 0, "@since": "0.18.0"},  # absent in 0.17.6
+    # zenflow/zenflow_config.py:46-63 validate_fields ("auto" is dropped before validation like everywhere)
+    "zero_optimization.zenflow.select_strategy": {"enum": ["auto", "step", "epoch"]},
+    "zero_optimization.zenflow.select_interval": {"anyOf": [{"type": "integer"}, {"const": "auto"}]},
+    "zero_optimization.zenflow.update_interval": {
+        "@variants": [{"@since": "0.19.0", "anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+                      {"anyOf": [{"type": "integer"}, {"const": "auto"}]}]},
+}
+
 IGNORED = {
     # engine.py:1745 exposes it; no optimizer reads it (grep of runtime/zero and runtime/engine.py)
     "zero_optimization.allgather_partitions": {

@@ -303,6 +303,8 @@ def _coerce(node: Node, types: list[str]) -> Any:
                 return num
         elif t == "string" and node.kind == NUMBER:
             continue  # pydantic v2 does not turn numbers into strings
+        elif t == "array" and node.kind == STRING:
+            return [v]  # only where the model's own validator wraps a string (x-zerolint-coerces)
     return _NO
 
 

@@ -26,6 +26,8 @@ from .diagnostics import Severity
 from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Document, Node
 from .dsfacts import DTYPE_NAMES, placeholder_text
 from .rule import Finding
+from .schema import _FALSE as PYDANTIC_FALSE
+from .schema import _TRUE as PYDANTIC_TRUE
 from .schema import Schema, SchemaIssue, load_schema
 from .versions import DEFAULT_DEEPSPEED_VERSION, Version, installed_deepspeed, matches, schema_line
 
@@ -296,6 +298,11 @@ class View:
             return en.value
         if en.kind == NUMBER:
             return bool(en.value)
+        if en.kind == STRING:
+            if not self.since(">=0.17.1"):
+                return bool(en.value)  # a plain dict before 0.17.1: any non-empty string is truthy
+            word = en.value.strip().lower()  # pydantic's lax bool parsing (schema.py _TRUE/_FALSE)
+            return True if word in PYDANTIC_TRUE else False if word in PYDANTIC_FALSE else None
         return None
 
     @property
@@ -528,6 +535,14 @@ class View:
         for prefix, when, how in AUTO_CRASHES:
             if ptr == prefix or (prefix.endswith("/") and ptr.startswith(prefix)):
                 return AutoOutcome(when, how)
+        # Elsewhere in a plain-dict section the string is kept: it fails wherever any invalid value fails.
+        s = self.schema.at(ptr)
+        bad = self.schema.mismatch(node, s) if s is not None else None
+        if bad is not None:
+            out = self.invalid_value(ptr)
+            if out.fails_at is not None:
+                return AutoOutcome({"step": "the first step"}.get(out.fails_at, out.fails_at),
+                                   f"{self.path(ptr)} must be {bad[1]}")
         return AutoOutcome(None, "DeepSpeed keeps the string \"auto\" here")
 
     def home_of(self, pointer: str) -> str | None:
@@ -557,19 +572,28 @@ class View:
         """`invalid_value_outcome` plus when DeepSpeed fails on it ("parse" | "initialize" | "step" | None), for
         `Finding.fails_at`; first the cases where the failure depends on the value and its neighbours, checked
         against DeepSpeed 0.19.8's own parse (tests/differential)."""
+        # An item of a list is judged where the list stands (compile.passes[0] is in a strict section).
+        while pointer and (owner := self.node(jp.parent(pointer))) is not None and owner.kind == ARRAY:
+            pointer = owner.pointer
         special = self._shape_outcome(pointer) or self._batch_outcome(pointer) or self._lenient_outcome(pointer)
         if special is not None:
             return special
-        if pointer in LAX_PARSE_CHECKED:
-            return ValueOutcome("error", f"DeepSpeed fails at parse ({LAX_PARSE_CHECKED[pointer]})", "parse")
+        checked = LAX_PARSE_CHECKED.get(pointer)
+        node = self.node(pointer)
+        if checked is not None and node is not None and checked[0](self, node):
+            return ValueOutcome("error", f"DeepSpeed fails at parse ({checked[1]})", "parse")
         severity, text = self.invalid_value_outcome(pointer)
         return ValueOutcome(severity, text, fails_at_of(text))
 
     def _shape_outcome(self, pointer: str) -> "ValueOutcome | None":
-        """A top-level section that is not an object: DeepSpeed calls .get()/.keys() on it or splats it into its
-        model (`**value`), which fails at parse, except for the few values it tolerates (SECTION_NON_OBJECT_OK)."""
+        """A section that is not an object, in a plain-dict parent (the top level, checkpoint, data_efficiency,
+        timers, ...): DeepSpeed calls .get()/.keys() on it or splats it into its model (`**value`), which fails at
+        parse, except for the few values it tolerates (SECTION_NON_OBJECT_OK). Strict parents are pydantic's
+        business; optimizer/scheduler params are splatted only at initialize."""
         node = self.node(pointer)
-        if node is None or node.kind == OBJECT or len(jp.split(pointer)) != 1 or self.unread(pointer):
+        if node is None or node.kind == OBJECT or not pointer or self.unread(pointer):
+            return None
+        if self.is_strict(jp.parent(pointer)) or self.strictness(pointer) in ("rejected_at_init", None):
             return None
         if self.schema.object_schema(self.schema.at(pointer) or {}) is None:
             return None  # not a section
@@ -598,17 +622,27 @@ class View:
             else:
                 return f"TypeError: {self.path(p)} is {n.kind}"
         try:
-            return replay_batch(*vals, self.world_size)
+            world: Any = self.world_size
+            sp = self.node(SEQUENCE_PARALLEL)
+            if sp is not None and self.since(">=0.17.0"):
+                # config.py:466-469: the key's presence divides the world size by its value (a float, or TypeError
+                # for null and strings, ZeroDivisionError for 0)
+                world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
+            return replay_batch(*vals, world)
         except (TypeError, ZeroDivisionError, OverflowError) as exc:
             return f"{type(exc).__name__}: {exc}"
 
     def _batch_outcome(self, pointer: str) -> "ValueOutcome | None":
         node = self.node(pointer)
-        if pointer not in BATCH_KEYS or node is None or node.kind not in (NUMBER, BOOL) or self.world_size is None:
+        if pointer not in (*BATCH_KEYS, SEQUENCE_PARALLEL) or node is None or self.world_size is None:
             return None
+        if pointer in BATCH_KEYS and node.kind not in (NUMBER, BOOL):
+            return None  # a string, list or object: always a TypeError at parse (LAX_CHECKED)
         error = self.batch_replay()
         if error is not None:
             return ValueOutcome("error", f"DeepSpeed fails at parse ({error})", "parse")
+        if pointer == SEQUENCE_PARALLEL:
+            return None
         if node.kind == BOOL:
             return ValueOutcome("warning", "DeepSpeed's batch arithmetic counts true as 1", None)
         return ValueOutcome("error", "DeepSpeed's parse accepts it (its batch arithmetic works in floats), but a "
@@ -704,6 +738,9 @@ def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: in
     return None
 
 
+SEQUENCE_PARALLEL = "/sequence_parallel_size"
+
+
 def replay_batch(tbs: Any, micro: Any, gas: Any, world: int) -> str | None:
     """`_set_batch_related_parameters` then `_batch_assertion` (config.py:590-656) on raw values: None when they
     pass, else the AssertionError's text. Raises what DeepSpeed raises for values it cannot compute with."""
@@ -759,16 +796,47 @@ SECTION_NON_OBJECT_OK = {
     "/timers": lambda n: n.kind in (STRING, ARRAY) and "throughput" not in n.to_python(),
     "/datastates_ckpt": lambda n: True,
     "/zero_optimization": lambda n: n.kind == BOOL,
+    "/checkpoint/writer": lambda n: n.kind == NULL,  # model_checkpointing/config.py: `if writer_dict is None`
+    "/autotuning/model_info": lambda n: n.kind == NULL,
+    "/data_efficiency/data_sampling/curriculum_learning/curriculum_metrics": lambda n: True,  # copied verbatim
 }
 
 # Lax keys whose every invalid value fails at parse, beyond LAX_CHECKED: pointer -> what DeepSpeed raises.
+def _int_fails(view: "View", node: Node) -> bool:
+    """Whether Python's int() fails on the value as DeepSpeed's reader gives it."""
+    try:
+        int(view.number(node) if node.kind == NUMBER else node.to_python())
+    except (TypeError, ValueError, OverflowError):
+        return True
+    return False
+
+
+_DYNAMIC_BATCHING = "/data_efficiency/data_sampling/dynamic_batching"
+
+# pointer -> (fails(view, node), what DeepSpeed raises)
 LAX_PARSE_CHECKED = {
-    "/expert_parallel/load_balance_coeff": "ValueError: load_balance_coeff is not supported in this AutoEP build; "
-                                           "only null is accepted (module_inject/auto_ep_config.py:73-76)",
+    "/expert_parallel/load_balance_coeff": (
+        lambda v, n: n.kind != NULL, "ValueError: load_balance_coeff is not supported in this AutoEP build; only "
+                                     "null is accepted (module_inject/auto_ep_config.py:73-76)"),
+    # config.py:716-721 `if vocabulary_size and vocabulary_size % 8 != 0`: a non-empty string, list or object
+    "/vocabulary_size": (
+        lambda v, n: n.kind in (STRING, ARRAY, OBJECT) and bool(n.to_python()),
+        "TypeError from `vocabulary_size % 8` in the tensor-core alignment check"),
+    # zero/config.py:60-78: with the legacy `zero_optimization: true`, it is validated as allgather_bucket_size
+    "/allgather_size": (
+        lambda v, n: (z := v.node("/zero_optimization")) is not None and z.kind == BOOL and z.value is True,
+        "pydantic ValidationError: with \"zero_optimization\": true it is zero_optimization.allgather_bucket_size"),
+    # data_pipeline/config.py:95-110: int() of the value whenever the key is present (max_tokens: when enabled)
+    f"{_DYNAMIC_BATCHING}/min_batch_size": (_int_fails, "int() of the value raises TypeError/ValueError"),
+    f"{_DYNAMIC_BATCHING}/max_batch_size": (_int_fails, "int() of the value raises TypeError/ValueError"),
+    f"{_DYNAMIC_BATCHING}/max_tokens": (
+        lambda v, n: _int_fails(v, n) and bool((v.value(f"{_DYNAMIC_BATCHING}/enabled") or False)),
+        "dynamic batching is enabled and int() of max_tokens raises TypeError/ValueError"),
 }
 
 # Lax keys whose parse-time use lets some wrongly typed values through: (accepted(node), what DeepSpeed does).
-_INT_FLAG = (lambda n: n.kind == NUMBER and isinstance(n.value, int) and not isinstance(n.value, bool),
+_INT_FLAG = (lambda n: n.kind == NUMBER and (isinstance(n.value, int) or (  # hjson makes 1.0 the int 1
+                 float(n.value).is_integer() and abs(n.value) < 1e10)),
              "DeepSpeed uses the integer as a flag (`x | bool` at config.py:533): 0 is off, anything else on")
 LAX_LENIENT = {
     "/wall_clock_breakdown": _INT_FLAG,
@@ -776,6 +844,11 @@ LAX_LENIENT = {
     # config.py:398-406 checks `value in [True, False]`, which 0 and 1 pass.
     "/checkpoint/parallel_write/pipeline_stage": (
         lambda n: n.kind == NUMBER and n.value in (0, 1), "DeepSpeed accepts 0 and 1 as false and true"),
+    # config.py:197-205 only asks `all(isinstance(m, str) for m in value)`: a string passes (one module name per
+    # character), and so does an object (its keys).
+    "/torch_autocast/lower_precision_safe_modules": (
+        lambda n: n.kind in (STRING, OBJECT), "DeepSpeed iterates over it and takes each character (or key) as a "
+                                              "module name"),
     # aio_config.py:38-39 asserts CUDA only for a truthy value: which machine runs it decides, not the config.
     "/aio/use_gds": (lambda n: True, "DeepSpeed reads it by truthiness: a truthy value turns GDS on, which needs a "
                                      "CUDA machine (elsewhere DeepSpeed's parse asserts)"),
