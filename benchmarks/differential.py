@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         version = worker.version
     t2 = time.monotonic()
 
-    print(f"zerolint vs DeepSpeed {version} DeepSpeedConfig(path), world size 1; "
+    print(f"zerolint vs DeepSpeed {version} (load_ds_config + DeepSpeedConfig, as deepspeed.initialize), world size 1; "
           f"{len(cases)} configs ({args.count} mutations, seed {args.seed})\n")
     print(harness.format_table(harness.table(outcomes)))
     bad = [o for o in outcomes if not o.ok]

@@ -24,7 +24,8 @@ def check(view):
             reader = ("DeepSpeed's hjson reader rejects it" if hjson_fails else
                       "DeepSpeed's hjson reader takes it as a quoteless string (to the end of the line)")
             yield view.finding(note.pointer, f"{note.message}; {reader} and json.load turns it into a float no "
-                                             "setting can use", span=(note.start, note.end), help="write a finite number",
+                                             "setting can use", span=(note.start, note.end),
+                               help="write a finite number",
                                fails_at="parse" if view.raw_deepspeed and hjson_fails else None)
     if view.root is None:
         return

@@ -18,8 +18,8 @@ RULE = Rule(
 def check(view):
     stage = view.zero_stage
     ratio = view.node("/zero_optimization/offload_optimizer/ratio")
-    value = view.number(ratio)
-    if stage is None or stage == 3 or value is None or not value < 1:
+    value = view.effective(ratio.pointer, "number") if ratio is not None else None  # "0.3" is 0.3 to pydantic
+    if stage is None or stage == 3 or not isinstance(value, (int, float)) or not value < 1:
         return
     yield view.finding(ratio.pointer,
                        f"ratio {ratio.raw} asks for partial optimizer offload, which only ZeRO stage 3 supports "

@@ -270,7 +270,8 @@ TOP_LEVEL = {
     # zero/config.py:62-63: only read when zero_optimization is a bool
     # zero/config.py:60-78: passed to DeepSpeedZeroConfig as allgather_bucket_size (same type, range, coercion)
     "allgather_size": I("Legacy: allgather bucket size, read only when zero_optimization is a boolean.", 500000000,
-                        deprecated=True, minimum=0, **{"x-zerolint-coerces": ["boolean", "string"]}),
+                        deprecated=True, minimum=0,
+                        **{"x-zerolint-coerces": ["boolean", "string"], "x-zerolint-pydantic": True}),
     # precision_config.py:95-97 (pydantic since 0.17.1); 0.16.9 config.py:165-240 reads a plain dict
     "fp16": {
         "@variants": [

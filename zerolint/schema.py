@@ -11,6 +11,7 @@ Schema library. tests/test_schema_walk.py checks it against `jsonschema` on the 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
@@ -168,7 +169,9 @@ class Schema:
             if isinstance(sub_r, dict) and "x-zerolint-removed-in" in sub_r:
                 issues.append(SchemaIssue("removed-key", m.pointer, m.value, node.pointer, schema=sub_r))
                 continue
-            self._walk_value(m.value, sub, issues, skip, node.pointer, pydantic=strict)
+            # a plain-dict key that DeepSpeed hands to a pydantic model (x-zerolint-pydantic) is validated like one
+            pydantic = strict or (isinstance(sub, dict) and sub.get("x-zerolint-pydantic") is True)
+            self._walk_value(m.value, sub, issues, skip, node.pointer, pydantic=pydantic)
 
     def _walk_value(self, node: Node, s: Any, issues: list[SchemaIssue], skip: Any, section: str,
                     pydantic: bool = False) -> None:
@@ -295,10 +298,8 @@ def _coerce(node: Node, types: list[str]) -> Any:
             if node.kind == BOOL:
                 return int(v)
             if node.kind == STRING:
-                text = v.strip()
-                try:
-                    num = int(text) if t == "integer" else float(text)
-                except ValueError:
+                num = pydantic_number(v, integer=t == "integer")
+                if num is None:
                     continue
                 return num
         elif t == "string" and node.kind == NUMBER:
@@ -306,6 +307,21 @@ def _coerce(node: Node, types: list[str]) -> Any:
         elif t == "array" and node.kind == STRING:
             return [v]  # only where the model's own validator wraps a string (x-zerolint-coerces)
     return _NO
+
+
+_PYDANTIC_INT = re.compile(r"[+-]?\d+(?:_\d+)*(?:\.0*)?")
+
+
+def pydantic_number(text: str, integer: bool) -> int | float | None:
+    """The number pydantic v2's lax mode reads from a string: for an int field "3", " +3 ", "1_000" and "3.0" (not
+    "3.5" or "1e3"); for a float field whatever float() takes. None when it rejects the string."""
+    text = text.strip()
+    if integer:
+        return int(text.split(".")[0].replace("_", "")) if _PYDANTIC_INT.fullmatch(text) else None
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _is_integral(v: Any) -> bool:

@@ -28,7 +28,7 @@ from .dsfacts import DTYPE_NAMES, placeholder_text
 from .rule import Finding
 from .schema import _FALSE as PYDANTIC_FALSE
 from .schema import _TRUE as PYDANTIC_TRUE
-from .schema import Schema, SchemaIssue, load_schema
+from .schema import Schema, SchemaIssue, load_schema, pydantic_number
 from .versions import DEFAULT_DEEPSPEED_VERSION, Version, installed_deepspeed, matches, schema_line
 
 MISSING: Any = object()
@@ -361,8 +361,8 @@ class View:
             return MISSING
         if kind in ("int", "number"):
             num = self.number(n)
-            if num is None and strict and n.kind == STRING and v.strip().lstrip("+-").isdigit():
-                num = int(v)
+            if num is None and strict and n.kind == STRING:
+                num = pydantic_number(v, integer=kind == "int")  # "3", "1_000", "0.3": pydantic's lax parsing
             if num is None:
                 return MISSING
             if kind == "int":
@@ -593,6 +593,12 @@ class View:
         node = self.node(pointer)
         if node is None or node.kind == OBJECT or not pointer or self.unread(pointer):
             return None
+        opt_type = self.node("/optimizer/type")
+        if pointer == "/optimizer/params" and node.kind != NULL and opt_type is not None and opt_type.kind != NULL:
+            # config.py:295-307, 723-724: with a type, the gradient-clipping lookup and the max_grad_norm warning
+            # check call `optimizer.params.keys()` at parse
+            return ValueOutcome("error", "DeepSpeed fails at parse: its max_grad_norm check calls "
+                                         "optimizer.params.keys() (AttributeError)", "parse")
         if self.is_strict(jp.parent(pointer)) or self.strictness(pointer) in ("rejected_at_init", None):
             return None
         if self.schema.object_schema(self.schema.at(pointer) or {}) is None:

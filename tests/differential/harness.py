@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import queue
 import re
@@ -350,8 +351,10 @@ def format_table(rows: list[tuple[str, dict[str, int]]]) -> str:
     head = ["kind", *COLUMNS, "caught %"]
     body = []
     for kind, r in rows:
-        pct = 100.0 * r["caught (error)"] / r["DS rejected"] if r["DS rejected"] else 100.0
-        body.append([kind, *[str(r[c]) for c in COLUMNS], f"{pct:.1f}"])
+        # of the rejections not excused by the allowlist
+        due = r["DS rejected"] - r["allowlisted"]
+        pct = 100.0 * (r["caught (error)"]) / due if due else 100.0
+        body.append([kind, *[str(r[c]) for c in COLUMNS], f"{math.floor(pct * 100) / 100:.2f}"])  # never rounds up
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     line = lambda cells: "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
                                            for i, (c, w) in enumerate(zip(cells, widths))) + " |"
