@@ -22,3 +22,8 @@ def check(view):
             yield view.finding("", f"{note.message}; the file was not checked past this point",
                                span=(note.start, note.end),
                                help=f"if this really is a DeepSpeed config, raise the limit with {RAISE[note.kind]}")
+        elif note.kind == "structure-limit":  # long keys nested deep (document.py: POINTER_BUDGET)
+            yield view.finding("", f"{note.message}; the file was not checked past this point",
+                               span=(note.start, note.end),
+                               help="a DeepSpeed config is a few levels of short keys: check that this is the file "
+                                    "you meant")

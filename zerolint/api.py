@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,23 +32,51 @@ class Result:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def read_bytes(path: str, limits: Limits) -> bytes:
+    """The file's bytes (at most max_bytes + 1, so that an oversized file is detected without reading all of it).
+    Only regular files are read: a FIFO without a writer would block forever and /dev/zero never ends, so those are
+    refused up front (opened non-blocking, checked with fstat: no race with a file swapped in between)."""
     try:
-        if os.path.isdir(path):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UnreadableFile(f"{path}: broken symbolic link (it points to {os.readlink(path)!r}, which does "
+                                 "not exist)") from None
+        raise UnreadableFile(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UnreadableFile(f"{path}: is a directory") from None
+    except PermissionError:
+        raise UnreadableFile(f"{path}: permission denied") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnreadableFile(f"{path}: symbolic link loop (the link resolves back to itself)") from None
+        raise UnreadableFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
             raise UnreadableFile(f"{path}: is a directory")
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            # Read one byte past the limit so an oversized file is detected without reading all of it.
-            data = f.read(limits.max_bytes + 1) if size > limits.max_bytes else f.read()
+        for test, what in _NOT_REGULAR:
+            if test(mode):
+                raise UnreadableFile(f"{path}: is {what}, not a regular file; to lint a stream, pipe it to stdin: "
+                                     f"zerolint check - < {path}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            return f.read(limits.max_bytes + 1)
     except UnreadableFile:
         raise
-    except FileNotFoundError:
-        raise UnreadableFile(f"{path}: no such file") from None
     except PermissionError:
         raise UnreadableFile(f"{path}: permission denied") from None
     except OSError as e:
         raise UnreadableFile(f"{path}: cannot be read ({e.strerror or e})") from None
-    return data
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,

@@ -23,6 +23,7 @@ from . import pointer as jp
 
 DEFAULT_MAX_DEPTH = 256
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+POINTER_BUDGET = 64 * 1024 * 1024  # characters of JSON pointers (plus 16 per character of text), see _Parser.spend
 
 OBJECT, ARRAY, STRING, NUMBER, BOOL, NULL = "object", "array", "string", "number", "boolean", "null"
 
@@ -71,11 +72,26 @@ class Node:
         return list(seen)
 
     def to_python(self) -> Any:
-        if self.kind == OBJECT:
-            return {m.key: m.value.to_python() for m in self.members or ()}
-        if self.kind == ARRAY:
-            return [n.to_python() for n in self.items or ()]
-        return self.value
+        """The value as json.loads gives it (the last of duplicate keys wins). Iterative: any depth."""
+        if self.kind not in (OBJECT, ARRAY):
+            return self.value
+        top: Any = {} if self.kind == OBJECT else []
+        stack: list[tuple[Node, Any]] = [(self, top)]
+        while stack:
+            node, out = stack.pop()
+            children = ((m.key, m.value) for m in node.members or ()) if node.kind == OBJECT else \
+                enumerate(node.items or ())
+            for key, child in children:
+                if child.kind in (OBJECT, ARRAY):
+                    value: Any = {} if child.kind == OBJECT else []
+                    stack.append((child, value))
+                else:
+                    value = child.value
+                if node.kind == OBJECT:
+                    out[key] = value
+                else:
+                    out.append(value)
+        return top
 
     def walk(self) -> Iterator["Node"]:
         stack = [self]
@@ -183,6 +199,8 @@ _SCALAR_END = re.compile(r"[ \t]*(?:$|[,}\]\r\n]|#|//|/\*)")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _UNQUOTED_KEY = re.compile(r"[^\s,:\[\]{}\"'#/]+")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_LOW_SURROGATE = re.compile(r"[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 class _Stop(Exception):
@@ -195,6 +213,9 @@ class _Parser:
         self.s = doc.text
         self.n = len(self.s)
         self.max_depth = max_depth
+        # Every value's JSON pointer is kept (the document index), and a pointer is as long as the keys above it:
+        # long keys nested deep would cost memory quadratic in the text. Past this budget the parse stops.
+        self.pointer_budget = POINTER_BUDGET + 16 * self.n
 
     def note(self, kind: str, start: int, end: int, message: str, **kw: Any) -> None:
         self.doc.notes.append(Note(kind, start, end, message, **kw))
@@ -257,7 +278,7 @@ class _Parser:
             if ":" in probe:
                 self.note("root-braces-omitted", i, i + 1, "the root object has no braces")
                 node = Node(OBJECT, i, i, "", members=[])
-                self.object_members(node, i, depth=1, braced=False)
+                self._run(self.object_members(node, i, depth=1, braced=False))
                 return node
         return self.value(i, "", 0)
 
@@ -273,10 +294,8 @@ class _Parser:
         if i >= self.n:
             raise self.error(i, "expected a value, found end of file")
         c = self.s[i]
-        if c == "{":
-            return self.object(i, ptr, depth + 1, attach)
-        if c == "[":
-            return self.array(i, ptr, depth + 1, attach)
+        if c in "{[":
+            return self._run(self._container(i, ptr, depth, attach))
         if c in "\"'":
             if self.s.startswith("'''", i):
                 return self.multiline_string(i, ptr)
@@ -286,19 +305,53 @@ class _Parser:
             return Node(STRING, i, end, ptr, value=text, raw=self.s[i:end])
         return self.scalar(i, ptr)
 
+    def _container(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
+        """The generator that parses the object or array at s[i]; `depth` is the one value() was given."""
+        if self.s[i] == "{":
+            return self.object(i, ptr, depth + 1, attach)
+        return self.array(i, ptr, depth + 1, attach)
+
+    def _run(self, gen: Iterator) -> Any:
+        """Drive container generators without recursion: an object or array yields (offset, pointer, depth, attach)
+        for each child value and is sent back the child's node; a nested container goes on this explicit stack. So
+        nesting is bounded by max_depth alone, never by Python's recursion limit."""
+        stack, sent = [gen], None
+        while True:
+            try:
+                j, ptr, depth, attach = stack[-1].send(sent)
+            except StopIteration as done:
+                stack.pop()
+                if not stack:
+                    return done.value
+                sent = done.value
+                continue
+            if j < self.n and self.s[j] in "{[":
+                stack.append(self._container(j, ptr, depth, attach))
+                sent = None
+            else:
+                sent = self.value(j, ptr, depth, attach)
+
+    def spend(self, pointer: str, at: int) -> None:
+        self.pointer_budget -= len(pointer)
+        if self.pointer_budget < 0:
+            self.note("structure-limit", at, at + 1, f"long keys nested too deep: the JSON pointers of this document "
+                                                     f"would exceed {POINTER_BUDGET + 16 * self.n:,} characters")
+            raise _Stop()
+
     def check_depth(self, i: int, depth: int) -> None:
         if depth > self.max_depth:
             self.note("depth-limit", i, i + 1, f"nesting deeper than {self.max_depth} levels")
             raise _Stop()
 
-    def object(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Node:
+    def object(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
         self.check_depth(i, depth)
         node = Node(OBJECT, i, i + 1, ptr, members=[])
         attach(node)
-        self.object_members(node, i + 1, depth, braced=True)
+        yield from self.object_members(node, i + 1, depth, braced=True)
         return node
 
-    def object_members(self, node: Node, i: int, depth: int, braced: bool) -> None:
+    def object_members(self, node: Node, i: int, depth: int, braced: bool) -> Iterator:
+        """A generator (see _run): yields each member's value request, receives its node."""
         s = self.s
         seen: dict[str, Member] = {}
         i = self.skip(i)
@@ -326,6 +379,7 @@ class _Parser:
                 key, key_end = m.group(), m.end()
                 self.note("unquoted-key", i, key_end, f"unquoted key {key!r}")
             mptr = jp.join(node.pointer, key)
+            self.spend(mptr, key_start)
             j = self.skip(key_end)
             if j >= self.n or s[j] != ":":
                 raise self.error(j, f"expected ':' after the key {key!r}, found {self.describe(j)}")
@@ -335,7 +389,7 @@ class _Parser:
                 self.note("duplicate-key", key_start, key_end, f"duplicate key {key!r}", pointer=mptr,
                           related=(first.key_start, first.key_end))
             members = node.members  # type: ignore[union-attr]
-            val = self.value(j, mptr, depth, lambda v: members.append(Member(key, key_start, key_end, v)))
+            val = yield j, mptr, depth, lambda v: members.append(Member(key, key_start, key_end, v))
             if not members or members[-1].value is not val:
                 members.append(Member(key, key_start, key_end, val))
             member = seen[key] = members[-1]
@@ -351,7 +405,8 @@ class _Parser:
                 self.note("missing-comma", i, i, f"missing ',' after the value of {key!r}", pointer=mptr,
                           related=(val.end, val.end))
 
-    def array(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Node:
+    def array(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
+        """A generator (see _run): yields each item's value request, receives its node."""
         self.check_depth(i, depth)
         s = self.s
         node = Node(ARRAY, i, i + 1, ptr, items=[])
@@ -366,7 +421,9 @@ class _Parser:
             if s[i] == ",":
                 raise self.error(i, "expected a value, found ','")
             items = node.items  # type: ignore[union-attr]
-            item = self.value(i, jp.join(ptr, len(items)), depth, items.append)
+            iptr = jp.join(ptr, len(items))
+            self.spend(iptr, i)
+            item = yield i, iptr, depth, items.append
             if not items or items[-1] is not item:
                 items.append(item)
             i = self.skip(item.end)
@@ -398,19 +455,21 @@ class _Parser:
     def unescape(self, body: str, base: int) -> str:
         out, k = [], 0
         while k < len(body):
-            ch = body[k]
-            if ch != "\\":
-                out.append(ch)
-                k += 1
-                continue
+            j = body.find("\\", k)  # copy the run up to the next escape in one go
+            if j < 0:
+                out.append(body[k:])
+                break
+            if j > k:
+                out.append(body[k:j])
+                k = j
             esc = body[k + 1]
             if esc == "u":
                 hexs = body[k + 2:k + 6]
-                if not re.fullmatch(r"[0-9a-fA-F]{4}", hexs):
+                if not _HEX4.fullmatch(hexs):
                     raise self.error(base + k, "invalid \\u escape", base + k + 2)
                 code = int(hexs, 16)
                 k += 6
-                if 0xD800 <= code < 0xDC00 and body[k:k + 2] == "\\u" and re.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", body[k + 2:k + 6]):
+                if 0xD800 <= code < 0xDC00 and body[k:k + 2] == "\\u" and _LOW_SURROGATE.fullmatch(body[k + 2:k + 6]):
                     code = 0x10000 + ((code - 0xD800) << 10) + (int(body[k + 2:k + 6], 16) - 0xDC00)
                     k += 6
                 out.append(chr(code))
@@ -503,7 +562,7 @@ def _hjson_verdict(text: str) -> ReaderError | None:
 def parse(text: str, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH) -> Document:
     doc = Document(path=path, text=text)
     _Parser(doc, max_depth).parse()
-    if any(n.kind == "depth-limit" for n in doc.notes):
+    if any(n.kind in ("depth-limit", "structure-limit") for n in doc.notes):
         return doc  # the real readers recurse: never hand them what we refused for depth
     doc.json_error = _json_verdict(text)
     # hjson agrees with json on plain JSON except for NaN/Infinity and numbers beyond float range, so it is
