@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable, Iterable, Sequence
 
@@ -103,10 +104,17 @@ def newline(doc: Document) -> str:
     return m.group() if m else "\n"
 
 
+_BREAKS: tuple[str, list[int]] = ("", [0])  # (text, [0] + the offset after every \r and \n), for the last text seen
+
+
 def _line_start(text: str, i: int) -> int:
-    while i > 0 and text[i - 1] not in "\r\n":
-        i -= 1
-    return i
+    """Just after the last \r or \n before offset i. By binary search over the text's line breaks (computed once per
+    text): a long minified line must not make every call walk back over it (quadratic)."""
+    global _BREAKS
+    if _BREAKS[0] is not text:
+        _BREAKS = (text, [0] + [m.end() for m in re.finditer(r"[\r\n]", text)])
+    starts = _BREAKS[1]
+    return starts[bisect_right(starts, i) - 1] if i > 0 else i
 
 
 def line_start(text: str, i: int) -> int:

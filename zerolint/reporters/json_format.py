@@ -6,6 +6,7 @@ import json
 from typing import Sequence
 
 from ..diagnostics import Diagnostic
+from . import json_safe
 
 SCHEMA_VERSION = 1
 
@@ -19,4 +20,4 @@ def render(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
         "summary": summary,
         "diagnostics": [d.to_json() for d in diagnostics],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"

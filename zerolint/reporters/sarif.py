@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, Fix
 from ..document import Document
-from . import safe
+from . import json_safe, safe
 from ._paths import artifact_uri, display_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -142,4 +142,4 @@ def build(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], 
 
 
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict) -> str:
-    return json.dumps(build(diagnostics, documents, summary), indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(build(diagnostics, documents, summary), indent=2, ensure_ascii=False)) + "\n"

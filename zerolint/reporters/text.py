@@ -15,11 +15,28 @@ def _expand(line: str) -> str:
     return line.replace("\t", "    ")
 
 
+def _expanded_len(line: str, lo: int, hi: int) -> int:
+    """len(_expand(line[lo:hi])) without building it (many findings on one long minified line stay linear)."""
+    lo, hi = min(max(lo, 0), len(line)), min(max(hi, 0), len(line))
+    return hi - lo + 3 * line.count("\t", lo, hi) if hi > lo else 0
+
+
 def _caret_columns(line: str, col: int, end_col: int) -> tuple[int, int]:
     """Display columns of a 1-based character range in a line whose tabs print as 4 spaces."""
-    before = _expand(line[: col - 1])
-    inside = _expand(line[col - 1: max(end_col - 1, col)])
-    return len(before), max(1, len(inside))
+    return _expanded_len(line, 0, col - 1), max(1, _expanded_len(line, col - 1, max(end_col - 1, col)))
+
+
+def _source_line(doc: Document, line: int) -> tuple[str, str]:
+    """(the line, as shown: tabs expanded, control characters escaped); long lines are kept per document, so that
+    thousands of findings on one minified line do not re-process it each time."""
+    cache = doc.__dict__.setdefault("_shown_lines", {})
+    if line in cache:
+        return cache[line]
+    raw = doc.line_text(line)
+    shown = raw, safe(_expand(raw))
+    if len(raw) > 200:
+        cache[line] = shown
+    return shown
 
 
 def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) -> list[tuple[str, str]]:
@@ -33,11 +50,11 @@ def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) 
         ("", f" [{d.name}] {safe(d.message)}\n"),
     ]
     if doc is not None and 1 <= d.line <= doc.line_count:
-        line = doc.line_text(d.line)
+        line, shown = _source_line(doc, d.line)
         gutter = len(str(d.end_line if d.end_line == d.line else d.line))
         end_col = d.end_column if d.end_line == d.line else len(line) + 1
         start, width = _caret_columns(line, d.column, end_col)
-        text = safe(_expand(line))
+        text = shown
         if len(text) > 200:  # keep minified or huge lines readable
             lo = max(0, start - 80)
             text, start = ("…" if lo else "") + text[lo: lo + 160] + "…", start - lo + (1 if lo else 0)
