@@ -27,6 +27,8 @@ def check(view):
     tbs, micro, gas = (view.batch_value(p) for p in BATCH_KEYS)
     if MISSING in (tbs, micro, gas) or any(v is not None and v <= 0 for v in (tbs, micro, gas)):
         return  # "auto", strings and non-positive values are other rules' findings
+    if any(v is not None and v >= 10**300 for v in (tbs, micro, gas)):
+        return  # absurd sizes (their products outgrow what Python prints); not a batch equation worth reporting
     given = [p for p, v in zip(BATCH_KEYS, (tbs, micro, gas)) if v is not None]
     where = given[0] if given else ""
     world = view.world_size

@@ -57,7 +57,7 @@ def check(view):
         if node is None:
             continue
         size = view.effective(node.pointer, "int")
-        if not isinstance(size, int) or size <= 0:
+        if not isinstance(size, int) or size <= 0 or size >= 2**63:  # beyond int64: rejected at parse (ZL106)
             continue
         total = size * nbytes
         share = total / gpu if gpu else None

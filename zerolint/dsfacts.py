@@ -174,6 +174,8 @@ DTYPE_BYTES: dict[str, int] = {"fp16": 2, "bf16": 2, "fp32": 4, "int8": 1}
 
 def human_bytes(n: float) -> str:
     """1e9 -> '1.0 GB' (decimal units, as DeepSpeed's own memory estimators print)."""
+    if n != n or abs(n) >= 1e300:  # NaN, or an int beyond float range (it cannot be divided into a float)
+        return f"{n:.3g} bytes" if isinstance(n, float) else f"about 1e{len(str(abs(n))) - 1} bytes"
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.1f} {unit}"
@@ -182,8 +184,10 @@ def human_bytes(n: float) -> str:
 
 def elements(n: int | float) -> str:
     """5e8 -> '5e8', 123456789 -> '123456789': how a bucket size is usually written."""
+    if n != n or n in (float("inf"), float("-inf")):
+        return str(n)
     n = int(n)
-    if n >= 10**6:
+    if 10**6 <= n < 10**300:  # (a bigger int does not fit a float)
         mant, exp = f"{n:.0e}".split("e")
         if float(f"{mant}e{exp}") == n:
             return f"{mant}e{int(exp)}"

@@ -449,8 +449,8 @@ def _num(view, node, default, *, hf_auto=None, what: str = "", notes: list[str] 
             return hf_auto
         return default
     v = view.number(node)
-    if v is None or isinstance(v, bool):
-        return default
+    if v is None or isinstance(v, bool) or not abs(v) < 2**63:  # NaN, infinity, beyond int64: DeepSpeed rejects
+        return default  # those at parse (other rules say so); estimating with them would overflow
     return v
 
 
@@ -558,7 +558,7 @@ def plan_from_view(view, model: ModelSpec | None = None) -> Plan:
     plan.bf16_optimizer_states = precision == "bf16" and view.value("/bf16/bf16_optimizer_states") is True
     mb = view.node("/train_micro_batch_size_per_gpu")
     v = view.number(mb) if mb is not None else None
-    plan.micro_batch = int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1 else None
+    plan.micro_batch = int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 1 <= v < 2**63 else None
     if stage == 0 and off_opt != "none":
         notes.append("offload_optimizer needs ZeRO stage 1-3; at stage 0 the estimate keeps the optimizer on the GPU")
     if stage in (1, 2) and off_par != "none":

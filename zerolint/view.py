@@ -366,7 +366,7 @@ class View:
             if num is None:
                 return MISSING
             if kind == "int":
-                if not float(num).is_integer():
+                if not (isinstance(num, int) or float(num).is_integer()):  # no float() of a 400-digit int
                     return MISSING
                 return int(num) if strict else num  # pydantic makes an int; a lax key keeps what the reader gave
             return num
@@ -507,7 +507,7 @@ class View:
         v = self.number(n)
         if v is None:
             return MISSING
-        return int(v) if float(v).is_integer() else MISSING
+        return int(v) if isinstance(v, int) or float(v).is_integer() else MISSING  # (huge ints overflow float())
 
     # -- what "auto" turns into ---------------------------------------------------------------------------------
     def auto_outcome(self, node: Node) -> "AutoOutcome":
@@ -700,7 +700,7 @@ def coerce_stage(node: Node) -> int | None:
     v = node.value
     if isinstance(v, bool):
         return int(v)
-    if isinstance(v, (int, float)) and float(v).is_integer() and 0 <= v <= 3:
+    if isinstance(v, (int, float)) and (isinstance(v, int) or v.is_integer()) and 0 <= v <= 3:
         return int(v)
     if isinstance(v, str) and v.strip().lstrip("+").isdigit() and 0 <= int(v) <= 3:
         return int(v)
@@ -928,7 +928,7 @@ AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
 def json_text(value: Any) -> str:
     import json
 
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer() \
-            and abs(value) >= 1e6 and float(f"{value:.0e}") == value:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1e6 <= abs(value) < 1e300 \
+            and float(value).is_integer() and float(f"{value:.0e}") == value:
         return f"{value:.0e}".replace("+0", "").replace("+", "")
     return json.dumps(value)
