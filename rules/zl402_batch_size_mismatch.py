@@ -6,7 +6,7 @@ allocated. With `--world-size N` zerolint replays DeepSpeed's arithmetic for tha
 the combinations no world size can satisfy. Values of zero or below are reported by ZL106."""
 
 from zerolint.rule import Rule
-from zerolint.view import BATCH_KEYS, MISSING, resolve_batch
+from zerolint.view import BATCH_KEYS, MISSING, derive_batch
 
 RULE = Rule(
     code="ZL402",
@@ -33,8 +33,8 @@ def check(view):
     where = given[0] if given else ""
     world = view.world_size
     if world is not None:
-        batch = resolve_batch(tbs, micro, gas, world)
-        if batch is None or batch.consistent:
+        batch = derive_batch(tbs, micro, gas, world)
+        if batch.consistent:
             return
         derived = f" ({' and '.join(batch.inferred)} derived by DeepSpeed by floor division)" if batch.inferred else ""
         yield view.finding(where,

@@ -20,10 +20,10 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from . import consumers
-from . import dsfacts
 from . import pointer as jp
 from .diagnostics import Severity
 from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Document, Node
+from . import dsfacts
 from .dsfacts import DTYPE_NAMES, placeholder_text
 from .rule import Finding
 from .schema import _FALSE as PYDANTIC_FALSE
@@ -634,7 +634,7 @@ class View:
                 # config.py:466-469: the key's presence divides the world size by its value (a float, or TypeError
                 # for null and strings, ZeroDivisionError for 0)
                 world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
-            return replay_batch(*vals, world)
+            return derive_batch(*vals, world).error
         except (TypeError, ZeroDivisionError, OverflowError) as exc:
             return f"{type(exc).__name__}: {exc}"
 
@@ -713,65 +713,55 @@ BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient
 
 @dataclass
 class Batch:
-    """DeepSpeed's batch triple after its own inference (runtime/config.py:607-652), for one world size."""
+    """DeepSpeed's batch triple after its own inference, for one world size, and its assertion's verdict."""
 
-    train_batch_size: int
-    micro_batch: int
-    grad_accum: int
-    world_size: int
+    train_batch_size: Any
+    micro_batch: Any
+    grad_accum: Any
+    world_size: Any
     inferred: tuple[str, ...]  # which of the three DeepSpeed derived (by floor division)
+    error: str | None  # DeepSpeed's AssertionError text, or None when its batch checks pass
 
     @property
     def consistent(self) -> bool:
-        return (self.train_batch_size > 0 and self.micro_batch > 0 and self.grad_accum > 0
-                and self.train_batch_size == self.micro_batch * self.grad_accum * self.world_size)
-
-
-def resolve_batch(tbs: int | None, micro: int | None, gas: int | None, world: int) -> Batch | None:
-    """Replay `_set_batch_related_parameters`: None when neither tbs nor micro is given."""
-    if tbs is not None and micro is not None and gas is not None:
-        return Batch(tbs, micro, gas, world, ())
-    if tbs is not None and micro is not None:
-        return Batch(tbs, micro, tbs // micro // world, world, ("gradient_accumulation_steps",))
-    if tbs is not None and gas is not None:
-        return Batch(tbs, tbs // world // gas, gas, world, ("train_micro_batch_size_per_gpu",))
-    if micro is not None and gas is not None:
-        return Batch(micro * gas * world, micro, gas, world, ("train_batch_size",))
-    if tbs is not None:
-        return Batch(tbs, tbs // world, 1, world, ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps"))
-    if micro is not None:
-        return Batch(micro * world, micro, 1, world, ("train_batch_size", "gradient_accumulation_steps"))
-    return None
+        return self.error is None
 
 
 SEQUENCE_PARALLEL = "/sequence_parallel_size"
 
 
-def replay_batch(tbs: Any, micro: Any, gas: Any, world: int) -> str | None:
-    """`_set_batch_related_parameters` then `_batch_assertion` (config.py:590-656) on raw values: None when they
-    pass, else the AssertionError's text. Raises what DeepSpeed raises for values it cannot compute with."""
+def derive_batch(tbs: Any, micro: Any, gas: Any, world: Any) -> Batch:
+    """`_set_batch_related_parameters` then `_batch_assertion` (runtime/config.py:590-656), on the values as
+    DeepSpeed gets them (None = absent). Raises what DeepSpeed raises for values it cannot compute with (TypeError
+    for strings). The one copy of this arithmetic: the batch rules, the differential test and verify use it."""
+    inferred: tuple[str, ...] = ()
     if tbs is not None and micro is not None and gas is not None:
         pass
     elif tbs is not None and micro is not None:
-        gas = tbs // micro // world
+        gas, inferred = tbs // micro // world, ("gradient_accumulation_steps",)
     elif tbs is not None and gas is not None:
-        micro = tbs // world // gas
+        micro, inferred = tbs // world // gas, ("train_micro_batch_size_per_gpu",)
     elif micro is not None and gas is not None:
-        tbs = micro * gas * world
+        tbs, inferred = micro * gas * world, ("train_batch_size",)
     elif tbs is not None:
         micro, gas = tbs // world, 1
+        inferred = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
     elif micro is not None:
         tbs, gas = micro * world, 1
+        inferred = ("train_batch_size", "gradient_accumulation_steps")
     else:
-        return "AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
+        return Batch(tbs, micro, gas, world, (), "AssertionError: Either train_batch_size or "
+                                               "train_micro_batch_size_per_gpu needs to be provided")
+    error = None
     for name, v in (("Train batch size", tbs), ("Micro batch size per gpu", micro),
                     ("Gradient accumulation steps", gas)):
         if not v > 0:
-            return f"AssertionError: {name}: {v} has to be greater than 0"
-    if tbs != micro * gas * world:
-        return (f"AssertionError: train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
-                f"world_size {tbs} != {micro} * {gas} * {world}")
-    return None
+            error = f"AssertionError: {name}: {v} has to be greater than 0"
+            break
+    if error is None and tbs != micro * gas * world:
+        error = (f"AssertionError: train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
+                 f"world_size {tbs} != {micro} * {gas} * {world}")
+    return Batch(tbs, micro, gas, world, inferred, error)
 
 
 @dataclass

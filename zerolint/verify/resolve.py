@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import consumers
 from .. import pointer as jp
+from ..view import derive_batch as view_derive_batch
 
 # A default `TrainingArguments()` (transformers 4.x/5.x): what the Trainer fills "auto" with.
 HF_DEFAULTS = {
@@ -218,29 +219,9 @@ def _is_int(v: Any) -> bool:
 
 
 def derive_batch(tb: Any, micro: Any, gas: Any, world: int) -> tuple[Any, Any, Any, str | None]:
-    """DeepSpeed's `_set_batch_related_parameters` + `_batch_assertion` (runtime/config.py:590-656) for ints:
-    (train_batch, micro, accum, error message or None)."""
-    if tb is not None and micro is not None and gas is not None:
-        pass
-    elif tb is not None and micro is not None:
-        gas = tb // micro // world
-    elif tb is not None and gas is not None:
-        micro = tb // world // gas
-    elif micro is not None and gas is not None:
-        tb = micro * gas * world
-    elif tb is not None:
-        gas, micro = 1, tb // world
-    elif micro is not None:
-        tb, gas = micro * world, 1
-    else:
-        return tb, micro, gas, "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
-    for name, v in (("Train batch size", tb), ("Micro batch size per gpu", micro), ("Gradient accumulation steps", gas)):
-        if v <= 0:
-            return tb, micro, gas, f"{name}: {v} has to be greater than 0"
-    if tb != micro * gas * world:
-        return tb, micro, gas, (f"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
-                                f"world_size {tb} != {micro} * {gas} * {world}")
-    return tb, micro, gas, None
+    """DeepSpeed's batch inference and assertion for ints: (train_batch, micro, accum, error message or None)."""
+    b = view_derive_batch(tb, micro, gas, world)
+    return b.train_batch_size, b.micro_batch, b.grad_accum, b.error and b.error.removeprefix("AssertionError: ")
 
 
 def _fill_auto(cfg: dict, target: str, precision: str, steps: int, hidden: int, changes: list[Change]) -> None:
