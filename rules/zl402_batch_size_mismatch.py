@@ -31,14 +31,17 @@ def check(view):
         return  # absurd sizes (their products outgrow what Python prints); not a batch equation worth reporting
     given = [p for p, v in zip(BATCH_KEYS, (tbs, micro, gas)) if v is not None]
     where = given[0] if given else ""
-    world = view.world_size
+    try:
+        world = view.data_parallel_size()  # --world-size / sequence_parallel_size
+    except (TypeError, ZeroDivisionError):
+        return  # a broken sequence_parallel_size: ZL104 / ZL906
     if world is not None:
         batch = derive_batch(tbs, micro, gas, world)
         if batch.consistent:
             return
         derived = f" ({' and '.join(batch.inferred)} derived by DeepSpeed by floor division)" if batch.inferred else ""
         yield view.finding(where,
-                           f"with world size {world}: train_batch_size {_fmt(batch, world)}{derived}; DeepSpeed "
+                           f"with {_world_label(view, world)}: train_batch_size {_fmt(batch, world)}{derived}; DeepSpeed "
                            "fails at parse (\"train_batch_size is not equal to micro_batch_per_gpu * "
                            "gradient_acc_step * world_size\")", at="member",
                            related=[(p, "batch setting") for p in given[1:]],
@@ -63,6 +66,13 @@ def check(view):
                                "missing value by floor division and then fails its batch equation at parse, on any "
                                "number of GPUs", at="member", related=[(p, "batch setting") for p in given[1:]],
                                help=f"make train_batch_size a multiple of {other}", fails_at="parse")
+
+
+def _world_label(view, world):
+    if world == view.world_size:
+        return f"world size {world}"
+    sp = view.value("/sequence_parallel_size")
+    return f"world size {view.world_size} / sequence_parallel_size {sp} = data-parallel size {world}"
 
 
 def _suggest(tbs, micro, gas, world):

@@ -628,15 +628,21 @@ class View:
             else:
                 return f"TypeError: {self.path(p)} is {n.kind}"
         try:
-            world: Any = self.world_size
-            sp = self.node(SEQUENCE_PARALLEL)
-            if sp is not None and self.since(">=0.17.0"):
-                # config.py:466-469: the key's presence divides the world size by its value (a float, or TypeError
-                # for null and strings, ZeroDivisionError for 0)
-                world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
-            return derive_batch(*vals, world).error
+            return derive_batch(*vals, self.data_parallel_size()).error
         except (TypeError, ZeroDivisionError, OverflowError) as exc:
             return f"{type(exc).__name__}: {exc}"
+
+    def data_parallel_size(self) -> Any:
+        """The world size DeepSpeed's batch arithmetic uses: `--world-size`, divided by `sequence_parallel_size`
+        when the key is present (config.py:466-469) — a float, or TypeError for null and strings,
+        ZeroDivisionError for 0, as in DeepSpeed. None when the world size is unknown."""
+        world: Any = self.world_size
+        sp = self.node(SEQUENCE_PARALLEL)
+        if world is not None and sp is not None and self.since(">=0.17.0"):
+            world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
+            if isinstance(world, float) and world.is_integer():
+                world = int(world)
+        return world
 
     def _batch_outcome(self, pointer: str) -> "ValueOutcome | None":
         node = self.node(pointer)
