@@ -200,8 +200,10 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
     emit(formats or default_formats(outputs), outputs, diagnostics, documents, summary, quiet=quiet,
          color=not no_color)
 
+    from .reporters import safe  # file names can hold terminal escapes too
+
     for msg in unreadable:
-        click.echo(f"zerolint: error: {msg}", err=True)
+        click.echo(f"zerolint: error: {safe(msg)}", err=True)
     if unreadable:
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if any(d.severity.rank >= fail_ranks[d.file] for d in diagnostics) else EXIT_OK)
