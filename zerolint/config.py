@@ -231,6 +231,13 @@ class ConfigFile:
 
 def _table(path: str) -> dict[str, Any] | None:
     """The zerolint table of a config file, or None (a pyproject.toml without [tool.zerolint])."""
+    if os.path.basename(path) == "pyproject.toml":
+        try:
+            with open(path, "rb") as f:
+                if b"zerolint" not in f.read():
+                    return None  # no [tool.zerolint]: skip the TOML parser (and its import) on every run
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot be read ({e.strerror or e})") from None
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover

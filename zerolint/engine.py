@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import traceback
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic, Related, Severity
@@ -115,6 +114,8 @@ def locate(doc: Document, rule: Rule, f: Finding, severity: Severity) -> Diagnos
 
 
 def internal_error(doc: Document, rule: Rule, exc: Exception) -> Diagnostic:
+    import traceback  # only when a rule crashed: not on every run's import path
+
     where = traceback.extract_tb(exc.__traceback__)[-1]
     return Diagnostic(
         file=doc.path, code=INTERNAL_ERROR[0], name=INTERNAL_ERROR[1], severity=Severity.ERROR,

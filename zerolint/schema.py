@@ -24,9 +24,18 @@ _JSON_TYPES = {OBJECT: "object", ARRAY: "array", STRING: "string", BOOL: "boolea
 
 @lru_cache(maxsize=None)
 def load_schema(line: str) -> "Schema":
-    from importlib import resources
+    import os
 
-    text = resources.files("zerolint.schemas").joinpath(f"deepspeed-{line}.json").read_text("utf-8")
+    from . import schemas  # (the package's own directory: importlib.resources costs ~5 ms of imports per run)
+
+    name = f"deepspeed-{line}.json"
+    try:
+        with open(os.path.join(os.path.dirname(schemas.__file__), name), encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, TypeError):  # e.g. installed inside a zip file
+        from importlib import resources
+
+        text = resources.files("zerolint.schemas").joinpath(name).read_text("utf-8")
     return Schema(json.loads(text))
 
 

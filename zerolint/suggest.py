@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Iterable
 
@@ -51,6 +50,8 @@ def distance(a: str, b: str, bound: int | None = None) -> int:
 
 def closest(word: str, candidates: Iterable[str], max_distance: int | None = None) -> str | None:
     """The closest candidate to `word`, or None when nothing is plausibly what was meant."""
+    from difflib import SequenceMatcher  # (imported here: most runs never need a suggestion)
+
     w = _normal(word)
     lw = len(w)
     best, best_score = None, 0.0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from functools import total_ordering
 
 DEFAULT_DEEPSPEED_VERSION = "0.19.8"
@@ -60,16 +62,35 @@ def matches(version: Version, spec: str) -> bool:
     return True
 
 
+# deepspeed-0.19.8.dist-info, deepspeed-0.14.0.egg-info, deepspeed-0.9.5-py3.10.egg (name normalized, any case)
+_DIST_DIR = re.compile(r"deepspeed-([0-9][^-]*?)(?:-py[0-9.]+(?:-[^.]+)?)?\.(?:dist-info|egg-info|egg)", re.I)
+
+
 def installed_deepspeed() -> str | None:
-    """The installed deepspeed's version from package metadata (never imports deepspeed)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
-    try:
-        return version("deepspeed")
-    except PackageNotFoundError:
-        return None
+    """The installed deepspeed's version (never imports deepspeed). Read from the name of its metadata directory,
+    the first one along sys.path, as importlib.metadata would find it, but without importing importlib.metadata
+    (email, zipfile, csv, ...: about 15 ms of every `zerolint check`). A `deepspeed.egg-info` without a version in
+    its name (a `setup.py develop` checkout) is read from its PKG-INFO."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip file, a missing directory
+            continue
+        for name in names:
+            if not name[:9].lower() == "deepspeed":
+                continue
+            m = _DIST_DIR.fullmatch(name)
+            if m:
+                return m.group(1).replace("_", "-")
+            if name.lower() == "deepspeed.egg-info":
+                try:
+                    with open(os.path.join(entry or ".", name, "PKG-INFO"), encoding="utf-8") as f:
+                        for line in f:
+                            if line.startswith("Version:"):
+                                return line.split(":", 1)[1].strip()
+                except OSError:
+                    continue
+    return None
 
 
 def schema_line(version: Version) -> str:

@@ -242,6 +242,8 @@ class View:
     @cached_property
     def model_spec(self):
         """The model (a `zerolint.modelspec.ModelSpec`) from settings.model / settings.params, or None."""
+        if not self.settings.model and self.settings.params is None:
+            return None  # (what resolve() says too, without importing modelspec on every run)
         from .modelspec import resolve
 
         return resolve(params=self.settings.params, model=self.settings.model)
@@ -249,16 +251,20 @@ class View:
     @cached_property
     def gpu_memory(self) -> int | None:
         """Bytes per GPU the job may use (settings.gpu_memory), or None."""
+        if self.settings.gpu_memory is None:
+            return None
         from .estimate import parse_bytes
 
-        return None if self.settings.gpu_memory is None else parse_bytes(self.settings.gpu_memory)
+        return parse_bytes(self.settings.gpu_memory)
 
     @cached_property
     def host_memory(self) -> int | None:
         """Bytes of host memory per node (settings.host_memory), or None."""
+        if self.settings.host_memory is None:
+            return None
         from .estimate import parse_bytes
 
-        return None if self.settings.host_memory is None else parse_bytes(self.settings.host_memory)
+        return parse_bytes(self.settings.host_memory)
 
     def offload_device(self, which: str) -> str | None:
         """'none' | 'cpu' | 'nvme' for which in ('optimizer', 'param'); None when filled at run time or invalid."""
