@@ -90,7 +90,16 @@ class Schema:
         return None
 
     def at(self, pointer: str) -> dict[str, Any] | None:
-        """The (resolved) schema of the value at a pointer, following properties and items."""
+        """The (resolved) schema of the value at a pointer, following properties and items (remembered per
+        pointer: rules ask for the same few pointers on every file)."""
+        memo = self.__dict__.setdefault("_at_memo", {})
+        if pointer not in memo:
+            if len(memo) > 4096:
+                memo.clear()
+            memo[pointer] = self._at(pointer)
+        return memo[pointer]
+
+    def _at(self, pointer: str) -> dict[str, Any] | None:
         s: Any = self.raw
         for token in jp.split(pointer):
             obj = self.object_schema(s)
@@ -121,7 +130,14 @@ class Schema:
         return sec.get("x-zerolint-unknown", "ignored")
 
     def all_sections(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(pointer, object schema) for every object section reachable from the root, depth first."""
+        """(pointer, object schema) for every object section reachable from the root, depth first. Computed once
+        per schema (rules ask for it on every file: it was most of the time of linting a small config)."""
+        sections = self.__dict__.get("_sections")
+        if sections is None:
+            sections = self._sections = list(self._walk_sections())
+        return iter(sections)
+
+    def _walk_sections(self) -> Iterator[tuple[str, dict[str, Any]]]:
         stack: list[tuple[str, Any, int]] = [("", self.raw, 0)]
         while stack:
             ptr, s, depth = stack.pop()

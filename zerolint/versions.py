@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 
 DEFAULT_DEEPSPEED_VERSION = "0.19.8"
 # Minor lines we ship a generated schema for (schemas/deepspeed-<line>.json).
@@ -45,6 +45,11 @@ class Version:
 
 def matches(version: Version, spec: str) -> bool:
     """'>=0.19.7', '<0.17.1', '>=0.15,<0.19.7' or '' / '*' (any)."""
+    return _matches(version, spec)
+
+
+@lru_cache(maxsize=1024)  # every rule asks on every file, with the same few (version, spec) pairs
+def _matches(version: Version, spec: str) -> bool:
     spec = spec.strip()
     if spec in ("", "*"):
         return True
