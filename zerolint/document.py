@@ -200,6 +200,7 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _UNQUOTED_KEY = re.compile(r"[^\s,:\[\]{}\"'#/]+")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_LINE_REST = re.compile(r"[^\r\n]*")
 _LOW_SURROGATE = re.compile(r"[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
@@ -512,11 +513,11 @@ class _Parser:
         if s[i] in ",:[]{}":
             raise self.error(i, f"expected a value, found {self.describe(i)}")
         # hjson quoteless string: runs to the end of the line, comments and commas included.
-        j = i
-        while j < self.n and s[j] not in "\r\n":
-            j += 1
+        j = _LINE_REST.match(s, i).end()
         text = s[i:j].strip()
         end = i + len(s[i:j].rstrip())
+        if end == i:  # only whitespace JSON does not skip (form feed, NBSP, ...) up to the end of the line: an empty
+            raise self.error(i, f"unexpected {self.describe(i)}")  # value would not advance (an endless loop)
         self.note("quoteless-string", i, end, f"quoteless string {text!r}", pointer=ptr)
         return Node(STRING, i, end, ptr, value=text, raw=s[i:end], quoteless=True)
 
