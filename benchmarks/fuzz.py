@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import fuzzcases as fc  # noqa: E402
 
 
-class Timeout(Exception):
+class Timeout(BaseException):  # not an Exception: check_case must not turn it into an ordinary failure
     pass
 
 
@@ -59,6 +59,12 @@ def run(args) -> dict:
 
     runner = CliRunner()
     signal.signal(signal.SIGALRM, _alarm)
+    try:  # a runaway case fails with MemoryError instead of waking the OOM killer
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (args.memory_gb << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ImportError, ValueError, OSError):
+        pass
     per_gen: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     failures: dict[str, dict] = {}
     codes: collections.Counter = collections.Counter()
@@ -137,6 +143,7 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=100_000)
     ap.add_argument("--start", type=int, default=0, help="first case number (seed)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds one case may take")
+    ap.add_argument("--memory-gb", type=int, default=6, help="address-space limit of the run (GiB)")
     ap.add_argument("--cli-every", type=int, default=10, help="run every Nth case through the CLI in-process (0: none)")
     ap.add_argument("--processes", type=int, default=100, help="cases run through a real `python -m zerolint`")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
