@@ -14,7 +14,6 @@ Active when zerolint is given the arguments: `zerolint check ds.json --training-
 replaces the value with `"auto"`, the HF docs' "easiest method": the Trainer then uses its own argument."""
 
 from zerolint.diagnostics import Edit, Fix
-from zerolint.hf import ds_key, mismatches
 from zerolint.rule import Rule
 
 RULE = Rule(
@@ -31,6 +30,10 @@ RULE = Rule(
 
 @RULE.check
 def check(view):
+    if not getattr(view.settings, "training_args", None):
+        return  # (what mismatches() says too; zerolint.hf is only imported when there is something to compare)
+    from zerolint.hf import ds_key, mismatches
+
     for compared, ds_val, hf_val in mismatches(view):
         node = view.node(compared.pointer)
         yield view.finding(

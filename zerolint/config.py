@@ -462,7 +462,6 @@ class Project:
         from dataclasses import fields
 
         from .api import lint_bytes, lint_path
-        from .hf import is_yaml, lint_accelerate
         from .rule import all_rules
 
         res = self.resolve(stdin_filename if path == "-" and stdin_filename else path)
@@ -476,6 +475,8 @@ class Project:
         if path == "-":
             data = sys.stdin.buffer.read(limits.max_bytes + 1)
             return [lint_bytes(data, stdin_filename or "<stdin>", settings, selection, limits, rules)]
-        if is_yaml(path):
+        if path.lower().endswith((".yaml", ".yml")):  # hf.is_yaml (hf is imported only for YAML files)
+            from .hf import lint_accelerate
+
             return lint_accelerate(path, settings, selection, limits, rules)
         return [lint_path(path, settings, selection, limits, rules)]

@@ -74,6 +74,8 @@ class Related:
 
 @dataclass
 class Diagnostic:
+    """One finding, located in its file: what the reporters and the fixer consume."""
+
     file: str
     code: str
     name: str

@@ -36,6 +36,8 @@ HJSON_ONLY = frozenset(
 
 @dataclass(eq=False)
 class Node:
+    """A value in the parsed tree, with its character span and JSON pointer."""
+
     kind: str
     start: int
     end: int
@@ -106,6 +108,8 @@ class Node:
 
 @dataclass(eq=False)
 class Member:
+    """One `key: value` of an object, with the key's span and the comma after it."""
+
     key: str
     key_start: int
     key_end: int
@@ -140,6 +144,8 @@ class ReaderError:
 
 @dataclass(eq=False)
 class Document:
+    """A parsed config: text, tree, what the parser noticed, and the json/hjson verdicts."""
+
     path: str
     text: str
     root: Node | None = None

@@ -60,6 +60,8 @@ class Finding:
 
 @dataclass
 class Rule:
+    """A rule's metadata and its check function."""
+
     code: str
     name: str
     severity: str

@@ -41,6 +41,8 @@ def load_schema(line: str) -> "Schema":
 
 @dataclass
 class SchemaIssue:
+    """One structural problem the schema walk found."""
+
     kind: str  # unknown-key | removed-key | type | enum | range | not-integer
     pointer: str
     node: Node
