@@ -159,6 +159,8 @@ def test_huge_and_nonfinite_numbers(number):
     b'{"' + b"k" * 200_000 + b'": 1}', b"{" + b", ".join(b'"%d": %d' % (i, i) for i in range(5000)) + b"}",
     b"{" + b", ".join(b'"train_batch_size": %d' % i for i in range(2000)) + b"}",
     b'{"a": {"a": {"a": 1, "a": 2}, "a": [], "a": {"b": 1, "b": 1}}, "a": null}',
+    b"[1\x0c\n]", "[1\u00a0\n]".encode(), "[\u2028\n]".encode(), b'{"a": \x0b\n}',  # looped forever once
+    b"[" + b"1," * 100_000 + b"]", b'{"train_batch_size": [' + b",".join([b"1"] * 50_000) + b"]}",  # one long line
 ], ids=lambda d: repr(d[:24]))
 def test_named_inputs(data):
     fc.check_case(data)
