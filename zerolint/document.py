@@ -15,6 +15,7 @@ can apply hjson's rule (an integral `5e8` or `1.0` is an int to DeepSpeed).
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -223,6 +224,7 @@ class _Parser:
         # Every value's JSON pointer is kept (the document index), and a pointer is as long as the keys above it:
         # long keys nested deep would cost memory quadratic in the text. Past this budget the parse stops.
         self.pointer_budget = POINTER_BUDGET + 16 * self.n
+        self.deepest = 0  # the deepest nesting seen
 
     def note(self, kind: str, start: int, end: int, message: str, **kw: Any) -> None:
         self.doc.notes.append(Note(kind, start, end, message, **kw))
@@ -346,6 +348,8 @@ class _Parser:
             raise _Stop()
 
     def check_depth(self, i: int, depth: int) -> None:
+        if depth > self.deepest:
+            self.deepest = depth
         if depth > self.max_depth:
             self.note("depth-limit", i, i + 1, f"nesting deeper than {self.max_depth} levels")
             raise _Stop()
@@ -568,16 +572,22 @@ def _hjson_verdict(text: str) -> ReaderError | None:
 
 def parse(text: str, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH) -> Document:
     doc = Document(path=path, text=text)
-    _Parser(doc, max_depth).parse()
+    parser = _Parser(doc, max_depth)
+    parser.parse()
     if any(n.kind in ("depth-limit", "structure-limit") for n in doc.notes):
         return doc  # the real readers recurse: never hand them what we refused for depth
-    doc.json_error = _json_verdict(text)
+    # json (C) recurses once per level and hjson (Python) twice, against the recursion limit: a document nested
+    # deeper than that fails in them, as it would in HF's and DeepSpeed's process. Say so without recursing.
+    deepest, limit = parser.deepest, sys.getrecursionlimit()
+    too_deep = f"maximum recursion depth exceeded (the document is nested {deepest} levels deep)"
+    doc.json_error = _json_verdict(text) if deepest < limit else ReaderError("json", too_deep, 0)
     # hjson agrees with json on plain JSON except for NaN/Infinity and numbers beyond float range, so it is
     # only consulted (pure Python, slower) when json failed or such a number is present.
-    if doc.json_error is not None or any(n.kind == "nonfinite-number" for n in doc.notes) or (
+    if doc.json_error is not None or 2 * deepest >= limit or any(n.kind == "nonfinite-number" for n in doc.notes) or (
         doc.root is not None and any(n.kind == NUMBER and n.value in (_INF, -_INF) for n in doc.root.walk())
     ):
-        doc.hjson_error = _hjson_verdict(text)
+        doc.hjson_error = _hjson_verdict(text) if 2 * deepest < limit else ReaderError(
+            "hjson", f"RecursionError: {too_deep}", 0)
     return doc
 
 

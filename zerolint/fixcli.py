@@ -123,17 +123,20 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
                 click.echo(render(fmt, remaining, documents, summary, quiet=quiet), nl=False, err=True)
         else:
             emit(fmts, outputs, remaining, documents, summary, quiet=quiet, color=color)
+    from .reporters import safe  # file names and fix descriptions carry text from the config
+
     for o in outcomes:
         if show_applied and o.note != "not written":
             for a in o.applied:
                 d = a.diagnostic
-                click.echo(f"{o.path}:{d.line}:{d.column}: {'would ' if diff else ''}{a.fix.description}", err=to_err)
+                click.echo(safe(f"{o.path}:{d.line}:{d.column}: {'would ' if diff else ''}{a.fix.description}"),
+                           err=to_err)
         for a in o.failed:
             d = a.diagnostic
-            click.echo(f"zerolint: {o.path}:{d.line}:{d.column}: {d.code} fix not applied ({a.fix.description}): "
-                       f"{a.reason}", err=True)
+            click.echo(safe(f"zerolint: {o.path}:{d.line}:{d.column}: {d.code} fix not applied "
+                            f"({a.fix.description}): {a.reason}"), err=True)
         if o.note and o.note != "not written":
-            click.echo(f"zerolint: {o.path}: {o.note}", err=True)
+            click.echo(safe(f"zerolint: {o.path}: {o.note}"), err=True)
     n_files = sum(o.changed for o in outcomes if o.note != "not written")
     if diff:
         line = (f"Would fix {fixed} finding{'s' * (fixed != 1)} in {n_files} file{'s' * (n_files != 1)} "
@@ -151,9 +154,9 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
     plain_text = not to_err and not outputs and (formats or default_formats(outputs)) == ("text",)
     click.echo(line, err=not plain_text)
     for msg in refused:
-        click.echo(f"zerolint: error: {msg}", err=True)
+        click.echo(f"zerolint: error: {safe(msg)}", err=True)
     for msg in unreadable:
-        click.echo(f"zerolint: error: {msg}", err=True)
+        click.echo(f"zerolint: error: {safe(msg)}", err=True)
     if unreadable or refused:
         return EXIT_USAGE
     if diff:
