@@ -8,7 +8,9 @@ omitted key gets DeepSpeed's default, whatever `max_grad_norm` says.
 This info says which default applies to the target version (`--deepspeed-version`). With
 `compute_grad_norm: false` the omitted default is an error reported by ZL208, so this rule stays quiet there.
 
-Fix (safe: it writes down the default the target version already uses): add `"gradient_clipping": <default>`."""
+Fix (unsafe, so `--fix` alone leaves the file alone): add `"gradient_clipping": <default>`. It keeps what the
+target version does, but it changes what the config means on DeepSpeed versions with the other default, and a finding of
+severity info should not rewrite every config a pre-commit `--fix` hook sees."""
 
 from zerolint import edits
 from zerolint.rule import Rule
@@ -20,7 +22,7 @@ RULE = Rule(
     summary="gradient_clipping omitted: no clipping before DeepSpeed 0.19.3, clipping at 1.0 from 0.19.3",
     evidence="deepspeed/runtime/constants.py:202-203; https://github.com/deepspeedai/DeepSpeed/pull/8068; "
              "https://github.com/EleutherAI/gpt-neox/issues/1432",
-    fixable="safe",
+    fixable="unsafe",
 )
 
 
@@ -43,5 +45,6 @@ def check(view):
         "", msg, span=(view.root.start, view.root.start + 1),
         help=f"write \"gradient_clipping\": {value} (or the value you want) to pin it",
         fixes=edits.fixes(edits.make_fix(f"add \"gradient_clipping\": {value} (the current default)",
-                                         edits.insert_member(view.doc, "", "gradient_clipping", value))), fails_at=None
+                                         edits.insert_member(view.doc, "", "gradient_clipping", value), safe=False)),
+        fails_at=None
     )

@@ -8,7 +8,9 @@ cause of host OOMs and "cannot allocate memory" at start-up with large offloads 
 Only blocks that really offload are reported: `offload_param` below ZeRO stage 3 (ZL201) and `offload_optimizer`
 at stage 0 (ZL202) are reported by their own rules.
 
-Fix (safe: it writes down the default the target version already uses): add `"pin_memory": <default>`."""
+Fix (unsafe, so `--fix` alone leaves the file alone): add `"pin_memory": <default>`. It keeps what the target
+version does, but it changes what the config means on DeepSpeed versions with the other default, and a finding of
+severity info should not rewrite every config a pre-commit `--fix` hook sees."""
 
 from zerolint import edits
 from zerolint.rule import Rule
@@ -20,7 +22,7 @@ RULE = Rule(
     summary="Offload without pin_memory: not pinned before DeepSpeed 0.19.5, pinned (page-locked) from 0.19.5",
     evidence="deepspeed/runtime/zero/offload_config.py:45, 75; https://github.com/deepspeedai/DeepSpeed/pull/8207; "
              "https://github.com/deepspeedai/DeepSpeed/issues/3000",
-    fixable="safe",
+    fixable="unsafe",
 )
 
 
@@ -49,4 +51,4 @@ def check(view):
         yield view.finding(ptr, msg, help=f"write \"pin_memory\": {value} (or the value you want) to pin it down",
                            fixes=edits.fixes(edits.make_fix(f"add \"pin_memory\": {value} (the current default)",
                                                             edits.insert_member(view.doc, ptr, "pin_memory",
-                                                                                value))), fails_at=None)
+                                                                                value), safe=False)), fails_at=None)

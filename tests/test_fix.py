@@ -112,16 +112,16 @@ def test_parse_fixes_end_to_end_keep_values():
     text = ('\ufeff{\n  // micro batch per GPU\n  train_micro_batch_size_per_gpu: 4\n'
             "  \"optimizer\": {\"type\": 'AdamW', params: {lr: 1e-4,},},\n  \"scheduler\": {\n"
             "    type: WarmupLR # comment\n    name: foo bar\n  }\n  \"d\": '''\n    two\n    lines\n    '''\n}\n")
-    r = fix_text(text, "t.json", DS)
+    r = fix_text(text, "t.json", DS, Selection(select=["ZL0"]))  # the parse rules' fixes
     assert r.text == ('{\n  // micro batch per GPU\n  "train_micro_batch_size_per_gpu": 4,\n'
                       '  "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n  "scheduler": {\n'
                       '    "type": "WarmupLR", # comment\n    "name": "foo bar"\n  },\n  "d": "two\\nlines"\n}\n')
     before = hjson.loads(text.lstrip("\ufeff"))
     before["scheduler"]["type"] = "WarmupLR"  # ZL004: the value the author meant
     assert hjson.loads(r.text) == before
-    r2 = fix_text(text, "t.json", DS, unsafe=True)
+    r2 = fix_text(text, "t.json", DS, Selection(select=["ZL0"]), unsafe=True)
     assert json.loads(r2.text) == before and "//" not in r2.text
-    assert fix_text(r2.text, "t.json", DS, unsafe=True).text == r2.text
+    assert fix_text(r2.text, "t.json", DS, Selection(select=["ZL0"]), unsafe=True).text == r2.text
 
 
 def test_duplicate_key_alternatives():

@@ -20,7 +20,7 @@ FILES = sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 def test_corpus_fixes_parse_and_relint_clean(unsafe):
     changed = 0
     for path in FILES:
-        text = path.read_text("utf-8")
+        text = path.read_bytes().decode("utf-8")  # keep CRLF: read_text would translate it
         r = fix_text(text, str(path), unsafe=unsafe)
         assert not r.failed, (path.name, [(a.code, a.reason) for a in r.failed])
         if not r.changed:
@@ -44,7 +44,7 @@ def test_corpus_diff_cli_matches_fix_text():
     r = run_cli("check", "--diff", "--unsafe-fixes", str(CORPUS))
     expected = []
     for path in FILES:
-        text = path.read_text("utf-8")
+        text = path.read_bytes().decode("utf-8")  # keep CRLF: read_text would translate it
         fixed = fix_text(text, str(path), unsafe=True).text
         if fixed != text:
             expected.append(unified_diff(str(path), text, fixed))
