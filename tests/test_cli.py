@@ -58,7 +58,7 @@ def test_exit_codes():
 
 
 def test_directory_is_not_a_file_error_and_glob(tmp_path):
-    (tmp_path / "a.json").write_text('{"train_micro_batch_size_per_gpu": 1}')
+    (tmp_path / "a.json").write_text('{"train_micro_batch_size_per_gpu": 1, "gradient_clipping": 1.0}')
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.json").write_text('{"train_micro_batch_size_per_gpu": 1, "zero_optimisation": {}}')
     r = run_cli("check", "--format", "json", str(tmp_path))
@@ -76,13 +76,13 @@ def test_fail_on_warning():
 
 
 def test_stdin_and_stdin_filename():
-    r = run_cli("check", "--stdin-filename", "ds.json", "-", input=b'{"train_micro_batch_size_per_gpu": 1, "stage": 3}')
+    r = run_cli("check", "--stdin-filename", "ds.json", "-", input=b'{"train_micro_batch_size_per_gpu": 1, "stage": 3, "gradient_clipping": 0}')
     assert r.returncode == 1
     assert r.stdout.decode().startswith("ds.json:1:39: error ZL101")
 
 
 def test_select_ignore_and_severity_override():
-    cfg = b'{"zero_optimization": {"stage": 2, "sub_group_size": 1}}'
+    cfg = b'{"gradient_clipping": 1.0, "zero_optimization": {"stage": 2, "sub_group_size": 1}}'
     r = run_cli("check", "--format", "json", "--ignore", "ZL401", "-", input=cfg)
     assert {d["code"] for d in json.loads(r.stdout)["diagnostics"]} == {"ZL203"}
     r = run_cli("check", "--format", "json", "--select", "ZL2", "--severity", "ZL203=error", "-", input=cfg)
