@@ -170,6 +170,9 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
                            fix_only=fix_only, unsafe=unsafe_fixes, prefer=prefer, formats=formats, outputs=outputs,
                            quiet=quiet, color=not no_color, fail_on=fail_on, stdin_filename=stdin_filename))
     results = []
+    import gc  # every document stays alive for the report: full collections would rescan them all, for nothing
+
+    gc.set_threshold(20_000, 20, 100)
     for path in paths:
         try:
             results.extend(project.lint(path, limits, stdin_filename, training, template=settings))

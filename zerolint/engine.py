@@ -11,6 +11,7 @@ from .rule import Finding, Rule, all_rules
 from .view import Settings, View
 
 INTERNAL_ERROR = ("ZL000", "internal-error")
+_ENABLED: dict[tuple, bool] = {}  # Selection.enabled, by (select, ignore, rule code, name, aliases)
 _CODE_PREFIX = re.compile(r"[A-Z]{2,}\d*")
 
 
@@ -41,8 +42,15 @@ class Selection:
         return best
 
     def enabled(self, rule: Rule) -> bool:
-        # The most specific entry wins, as in ruff: --select ZL1 --ignore ZL101 keeps ZL102.
-        return self._specificity(rule, self.select) > self._specificity(rule, self.ignore)
+        # The most specific entry wins, as in ruff: --select ZL1 --ignore ZL101 keeps ZL102. Remembered per
+        # (entries, rule): every file asks again for every rule.
+        key = (tuple(self.select), tuple(self.ignore), rule.code, rule.name, rule.aliases)
+        hit = _ENABLED.get(key)
+        if hit is None:
+            if len(_ENABLED) > 8192:
+                _ENABLED.clear()
+            hit = _ENABLED[key] = self._specificity(rule, self.select) > self._specificity(rule, self.ignore)
+        return hit
 
     def severity_for(self, rule: Rule, found: Severity | None) -> Severity:
         best, level = -1, None
