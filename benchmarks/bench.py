@@ -194,8 +194,8 @@ def scaling(sizes_mb: list[float], reps: int) -> dict:
             n = len(lint_bytes(data, f"big-{mb}MB.json", limits=Limits(max_bytes=64 << 20)).diagnostics)
             ts.append(time.perf_counter() - t)
         med = statistics.median(ts)
-        rows.append({"mb": mb, "bytes": len(data), "median_s": round(med, 3), "s_per_mb": round(med / (len(data) / 1e6), 3),
-                     "findings": n})
+        rows.append({"mb": mb, "bytes": len(data), "median_s": round(med, 3),
+                     "s_per_mb": round(med / (len(data) / 1e6), 3), "findings": n})
     return {"rows": rows}
 
 

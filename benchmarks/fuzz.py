@@ -155,8 +155,8 @@ def main() -> None:
     res["load_after"] = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() \
         else "n/a"
     total_fail = sum(f["count"] for f in res["failures"]) + len(res["process_failures"])
-    print(f"\n{res['cases']} cases in {res['seconds']} s ({res['cases_per_s']}/s), {res['cli_in_process']} also through "
-          f"the CLI in-process, {res['processes']} through real processes: {total_fail} failures")
+    print(f"\n{res['cases']} cases in {res['seconds']} s ({res['cases_per_s']}/s), {res['cli_in_process']} also "
+          f"through the CLI in-process, {res['processes']} through real processes: {total_fail} failures")
     print(f"{'generator':<14} {'cases':>7} {'diagnostics':>12} {'failures':>9}")
     for g, c in res["per_generator"].items():
         print(f"{g:<14} {c.get('cases', 0):>7} {c.get('diagnostics', 0):>12} {c.get('failures', 0):>9}")

@@ -121,7 +121,8 @@ def _text(rnd: random.Random, long: bool = False) -> str:
         return rnd.choice(["auto", "AUTO", "Auto", " auto ", "cpu", "nvme", "none", "CPU", "bf16", "fp16", "Adam",
                            "AdamW", "WarmupLR", "", " ", "true", "1", "3", "1e5", "/tmp/x", "nvme_path"])
     n = rnd.choice([1, 2, 5, 20, 100])
-    alphabet = rnd.choice(["abcdefghijklmnopqrstuvwxyz_", "\x00\x01\x1b\x7f\x85\x9b\u2028", "\u0410\u05d0\u4e2d\U0001f600"])
+    alphabet = rnd.choice(["abcdefghijklmnopqrstuvwxyz_", "\x00\x01\x1b\x7f\x85\x9b\u2028",
+                           "\u0410\u05d0\u4e2d\U0001f600"])
     return "".join(rnd.choice(alphabet) for _ in range(n))
 
 
@@ -245,7 +246,8 @@ def deep_nesting(rnd: random.Random) -> bytes:
             else:
                 opens.append("[1, ")
                 closes.append("]")
-        return ("".join(opens) + rnd.choice(['"auto"', "1e400", "3", "null", "{}"]) + "".join(reversed(closes))).encode()
+        leaf = rnd.choice(['"auto"', "1e400", "3", "null", "{}"])
+        return ("".join(opens) + leaf + "".join(reversed(closes))).encode()
     if kind == "array":
         return b"[" * n + b"]" * n
     if kind == "object":

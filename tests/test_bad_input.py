@@ -256,7 +256,8 @@ def test_output_escapes_terminal_controls_from_the_config(fmt, tmp_path):
         for stream in (r.stdout, r.stderr):
             text = stream.decode("utf-8")
             m = fc.RAW_CONTROL.search(text)
-            assert m is None, f"raw U+{ord(m.group()):04X} in {fmt} output: {text[max(0, m.start() - 80):m.end() + 20]!r}"
+            around = text[max(0, m.start() - 80):m.end() + 20] if m else ""
+            assert m is None, f"raw U+{ord(m.group()):04X} in {fmt} output: {around!r}"
 
 
 def test_file_names_with_control_characters_are_escaped(tmp_path):
@@ -288,7 +289,8 @@ def test_github_workflow_command_characters():
     """A key holding %, CR, LF and :: cannot end its annotation early or start a command of its own; decoding the
     runner's escapes gives back the text."""
     key = "a%b\r::error file=x::pwned\n::set-output name=x::y,c:d"
-    r = run("check", "--format", "github", "-", input=json.dumps({key: 1, "train_micro_batch_size_per_gpu": 1}).encode())
+    config = json.dumps({key: 1, "train_micro_batch_size_per_gpu": 1}).encode()
+    r = run("check", "--format", "github", "-", input=config)
     lines = r.stdout.decode().splitlines()
     assert lines and all(ln.startswith(("::error ", "::warning ", "::notice ")) for ln in lines)
     unknown = [ln for ln in lines if "ZL103" in ln or "ZL1" in ln]

@@ -51,7 +51,8 @@ def test_develop_egg_info_reads_pkg_info(tmp_path, monkeypatch):
     from zerolint import versions
 
     (tmp_path / "deepspeed.egg-info").mkdir()
-    (tmp_path / "deepspeed.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: deepspeed\nVersion: 0.18.2\n")
+    pkg_info = "Metadata-Version: 2.1\nName: deepspeed\nVersion: 0.18.2\n"
+    (tmp_path / "deepspeed.egg-info" / "PKG-INFO").write_text(pkg_info)
     monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
     assert versions.installed_deepspeed() == "0.18.2"
 
@@ -59,7 +60,8 @@ def test_develop_egg_info_reads_pkg_info(tmp_path, monkeypatch):
 def test_check_imports_nothing_it_does_not_need(tmp_path):
     cfg = tmp_path / "ds.json"  # a directory without a zerolint config (no TOML to parse)
     cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
-    code = ("import sys\nfrom zerolint.cli import main\ntry:\n    main(['check', '--quiet', sys.argv[1]])  # (a short option makes click import difflib)\n"
+    # --quiet, not -q: a short option makes click import difflib (its did-you-mean for the long-option lookup).
+    code = ("import sys\nfrom zerolint.cli import main\ntry:\n    main(['check', '--quiet', sys.argv[1]])\n"
             "except SystemExit:\n    pass\nprint('\\n'.join(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout.split()
@@ -118,11 +120,14 @@ def test_rule_bundle_is_used_when_fresh_and_ignored_when_stale(tmp_path, monkeyp
 
 def test_bundled_and_imported_rules_are_the_same():
     code = ("from zerolint.rule import all_rules\n"
-            "for r in all_rules(): print(r.code, r.name, r.severity, r.versions, r.targets, __import__('hashlib').md5(r.rationale.encode()).hexdigest(), "
+            "import hashlib\n"
+            "for r in all_rules(): print(r.code, r.name, r.severity, r.versions, r.targets, "
+            "hashlib.md5(r.rationale.encode()).hexdigest(), "
             "r.func.__module__, r.func.__code__.co_filename)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                            check=True).stdout for _ in range(2)]
-    plain = subprocess.run([sys.executable, "-c", "import zerolint.rule as r; r._read_bundle = lambda *a: None\n" + code],
-                           capture_output=True, text=True, cwd=ROOT, env=env, check=True).stdout
+    no_bundle = "import zerolint.rule as r; r._read_bundle = lambda *a: None\n" + code
+    plain = subprocess.run([sys.executable, "-c", no_bundle], capture_output=True, text=True, cwd=ROOT, env=env,
+                           check=True).stdout
     assert runs[0] == runs[1] == plain and plain.count("\n") > 30
