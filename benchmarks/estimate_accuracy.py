@@ -188,6 +188,7 @@ def row(source: str, raw: dict[str, Any]) -> dict[str, Any]:
         "params": est.model.params, "stage": est.plan.stage, "precision": est.plan.precision,
         "offload": "+".join(x for x, v in (("opt", oo), ("param", op)) if v != "none") or "-",
         "world": est.cluster.world, "optimizer": str(_get(d, "optimizer", default="")),
+        "concurrent": bool(_get(d, "concurrent", default=False)),
         "activations": est.activations_known,
         "est_covered": covered, "est_total": total, "peak_moment": est.gpu_peak_moment,
         "alloc": alloc, "reserved": reserved,
@@ -203,6 +204,38 @@ def row(source: str, raw: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- the document -----------------------------------------------------------------------------------------------------
+
+# What is known about a case that stays outside +-10 % (printed under "Outside +-10 %" while it does).
+RESIDUALS = {
+    "125M z3 fp32": "transformers GPT-2 trained in fp32 at ZeRO-3 on one GPU with torch AdamW: the measured peak is "
+                    "~0.5 GiB (about 4.5 B per parameter) above the buffers DeepSpeed's fp32 ZeRO-3 path allocates "
+                    "(stage3.py `_prepare_fp32_grad_for_sub_group` flattens the gradient partition into one fp32 "
+                    "copy; the partition is updated in place), while the bf16 and fp16 runs of the same model are "
+                    "within 2 %; the source of the extra 4.5 B/param has not been identified. Not re-measured.",
+}
+
+
+def _median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def concurrency_note(rows: list[dict[str, Any]]) -> list[str]:
+    """Did running several cases on one GPU inflate peak reserved? Reserved/allocated of the concurrent runs against
+    the others, for models of 1e9 parameters or more (where the buffers dwarf the runtime), offload or not."""
+    out = []
+    for label, off in (("with offload", True), ("without offload", False)):
+        groups = {}
+        for conc in (True, False):
+            xs = [r["reserved"] / r["alloc"] for r in rows if r["reserved"] and r["alloc"] and r["params"] >= 1e9
+                  and (r["offload"] != "-") == off and r["concurrent"] == conc]
+            groups[conc] = xs
+        if groups[True] and groups[False]:
+            out.append(f"{label}: concurrent runs {min(groups[True]):.2f}-{max(groups[True]):.2f} (median "
+                       f"{_median(groups[True]):.2f}, {len(groups[True])} runs), the others "
+                       f"{min(groups[False]):.2f}-{max(groups[False]):.2f} (median {_median(groups[False]):.2f}, "
+                       f"{len(groups[False])} runs)")
+    return out
+
 
 def _g(n: int | None) -> str:
     return "" if n is None else f"{n / 2**30:.2f}"
@@ -298,7 +331,8 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
         for r in misses:
             lines.append(f"- {r['case']} ({r['source']}): measured {_g(r['alloc'])} GiB vs {_g(r['est_covered'])} "
                          f"estimated (ratio {r['ratio']:.2f}); the margin "
-                         f"{'covers' if r['margin_covers'] else 'does NOT cover'} it.")
+                         f"{'covers' if r['margin_covers'] else 'does NOT cover'} it."
+                         + (f" {RESIDUALS[r['case']]}" if r["case"] in RESIDUALS else ""))
     if descriptions:
         lines += ["", "## Data", ""]
         lines += [f"- `docs/data/{name}`: {text}" for name, text in descriptions.items() if text]
@@ -309,6 +343,12 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
               "temporaries are part of the estimate for those cases (`optimizer step temporaries`).",
               "- Host RSS includes the Python/torch/CUDA runtime, which the estimate puts in the margin "
               "(`process runtime`)."]
+    conc = concurrency_note(rows)
+    if conc:
+        lines += ["- Concurrent runs (several cases sharing a GPU, `concurrent` in the data) measure memory per "
+                  "process; sharing cannot change peak allocated, and the data show it did not inflate peak reserved "
+                  "either. Reserved/allocated, models of 1e9+ parameters: " + "; ".join(conc) + ". No miss is "
+                  "put down to measurement noise."]
     return "\n".join(lines) + "\n"
 
 

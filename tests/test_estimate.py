@@ -8,8 +8,9 @@ import os
 import pytest
 
 from zerolint.document import parse
-from zerolint.estimate import (CONV, FWD, GiB, RED, UPD, Cluster, EstimateError, Plan, Workload, estimate_plan,
-                               estimate_view, parse_bytes, plan_from_view, pow2ceil)
+from zerolint.estimate import (BWD, CONV, FWD, INIT, GiB, RED, UPD, Cluster, EstimateError, Plan, Workload,
+                               estimate_plan, estimate_view, parse_bytes, plan_from_view, pow2ceil)
+from zerolint.modelspec import Shape
 from zerolint.modelspec import from_params, load_hf_config
 from zerolint.view import Settings, View
 
@@ -271,3 +272,62 @@ def test_plan_describe_and_cluster():
     assert Cluster(2, 8).world == 16 and "2 nodes x 8 GPUs" in Cluster(2, 8).describe()
     e = estimate_plan(p, from_params(P, 10**8), Cluster(1, 1))
     assert e.per_gpu_bytes > 0
+
+
+def row(e, key):
+    (c,) = [c for c in e.components if c.key == key]
+    return c
+
+
+def test_stage3_reduce_scatter_staging_is_alive_only_while_a_bucket_is_reduced():
+    """reduce_scatter_coalesced's torch.cat runs when a bucket is reduced: with P <= reduce_bucket_size only at the
+    end of backward (no activations, no gathered parameters then); with more, mid-backward too."""
+    small = est(zero(3), params=400_000_000, gpus=2)
+    assert row(small, "rs_staging").moments == (RED,)
+    assert not any(c.key in ("gathered_bwd", "activations_bwd") for c in small.components)
+    big = est(zero(3), params=P, gpus=2)
+    assert row(big, "rs_staging").moments == (BWD, RED)
+    # the parameters still needed when the first bucket (5e8 of the 1e9 gradients) is reduced
+    assert comp(big, "gathered_bwd") == 2 * 500_000_000
+
+
+def test_stage3_offload_reduction_temporaries():
+    """partition_grads copies each reduced partition back from the pinned buffer (A x n), takes its fp64 norm
+    (8 x n) and sends an fp32 copy to the host (4 x n), n = the largest tensor's partition."""
+    e = est(zero(3, offload_optimizer={"device": "cpu"}, offload_param={"device": "cpu"}), params=P,
+            largest=60_000_000, gpus=2)
+    assert comp(e, "offload_temp") == (2 + 8) * 30_000_000
+    assert comp(est(zero(3), params=2 * P, gpus=2), "prefetch") > 0
+    assert comp(est(zero(3), params=2 * P, gpus=1), "prefetch") == 0  # one rank, partition on the GPU: aliased
+    assert not any(c.key == "offload_temp" for c in est(zero(3), params=P, gpus=2).components)
+
+
+def test_stage2_offload_reduction_temporaries_and_late_gradient_partition():
+    e = est(zero(2, offload_optimizer={"device": "cpu"}), params=P, largest=60_000_000)
+    assert comp(e, "offload_temp") == 8 * 60_000_000  # fp64 norm of the largest gradient
+    no_off = est(zero(2), params=400_000_000)
+    # grads_in_partition is allocated by the first reduction: the end of backward when P <= reduce_bucket_size
+    assert FWD not in row(no_off, "grad_partition").moments
+
+
+def test_stage2_initialize_flattens_on_the_gpu_when_there_is_room():
+    off = zero(2, offload_optimizer={"device": "cpu"})
+    e = est(off, params=P)
+    assert comp(e, "init_copy") == 2 * P and e.gpu_peak_moment == INIT  # params + their flat copy
+    assert e.per_gpu_covered_bytes == 4 * P
+    small_gpu = est(off, params=P, gpu_memory=4 * GiB)  # no room for two copies: DeepSpeed flattens on the CPU
+    assert comp(small_gpu, "init_copy") == 2 * P  # only the master partition's clone (one rank: Pn = P)
+    assert comp(est(off, params=P, gpus=8, gpu_memory=4 * GiB), "init_copy") == 2 * P // 8
+    # without offload the fp32 master is created after the flatten: the moment holds 2 x D x P, not more
+    eight = est(zero(2), params=P, gpus=8)
+    assert sum(c.bytes for c in eight.components if c.where == "gpu" and not c.margin and INIT in c.moments) == 4 * P
+
+
+def test_parts_of_rows_are_not_counted_twice_by_the_allocator_cache():
+    model = from_params(P, 50_000_000)
+    model.shape = Shape(hidden=2048, layers=24, heads=16, intermediate=8192, vocab=32000)
+    e = estimate_view(view(zero(3)), model, Cluster(1, 2), Workload(seq_len=1024, micro_batch=2))
+    assert comp(e, "activations_bwd") < comp(e, "activations")
+    step = sum(c.bytes for c in e.components if c.where == "gpu" and not c.margin
+               and c.key not in ("activations_bwd", "gathered_bwd") and set(c.moments) & {FWD, BWD, RED, CONV, UPD})
+    assert comp(e, "margin_cache") == step - e.per_gpu_covered_bytes

@@ -16,7 +16,10 @@ in which it is alive, and the peak is the largest moment:
 - `init`: inside `deepspeed.initialize` (the whole model is moved to the GPU unless it was built under
   `deepspeed.zero.Init`);
 - `fwd/bwd`: forward and backward, activations at their largest, gradient buckets filling;
-- `grads reduced`: end of backward (ZeRO-0/1 hold the full gradients here);
+- `bwd: bucket reduced`: a full reduce bucket is reduced while backward is still running (only when the gradients
+  outnumber `reduce_bucket_size`): the reduction's staging copies and temporaries are alive, together with the
+  activations and gathered ZeRO-3 parameters that the rest of backward still needs;
+- `grads reduced`: end of backward, the last bucket reduced (ZeRO-0/1 hold the full gradients here);
 - `step: fp32 grads`: the optimizer step turns the 16-bit gradient partition into fp32
   (stage_1_and_2.py / stage3.py `_prepare_fp32_grad_for_sub_group`: a flattened copy, then `.to(fp32)`);
 - `step: update`: the optimizer update itself (lazily created states, optimizer temporaries).
@@ -37,9 +40,9 @@ from .modelspec import ModelSpec
 GiB = 1024**3
 
 # Moments of a training step (see the module docstring).
-BUILD, INIT, FWD, RED, CONV, UPD = ("model build", "init", "fwd/bwd", "grads reduced", "step: fp32 grads",
-                                   "step: update")
-TRAIN = (FWD, RED, CONV, UPD)
+BUILD, INIT, FWD, BWD, RED, CONV, UPD = ("model build", "init", "fwd/bwd", "bwd: bucket reduced", "grads reduced",
+                                        "step: fp32 grads", "step: update")
+TRAIN = (FWD, BWD, RED, CONV, UPD)
 ALWAYS = (INIT, *TRAIN)
 MOMENTS = (BUILD, *ALWAYS)
 
@@ -47,9 +50,13 @@ MOMENTS = (BUILD, *ALWAYS)
 # GPU: the CUDA context (not visible to torch.cuda.max_memory_*; ~0.5 GiB with CUDA 12+ lazy module loading),
 # NCCL communicator buffers when world > 1, and the caching allocator. The allocator keeps the blocks a moment of
 # the step frees, and the next moment's buffers (of other sizes) mostly take new ones: measured peak reserved was
-# 0.86-1.16x the sum of every buffer of the step without offload; on top of that sum, fragmentation of 15 % of the
-# covered peak, 40 % with offload (host<->GPU staging copies of many sizes; reserved/allocated reached 1.45).
-# Calibrated on the H200 runs of docs/estimate-accuracy.md (125M-2.7B parameters).
+# 0.82-1.16x the covered peak plus the buffers of the other moments without offload, 1.01-1.51x with offload; on top
+# of that, fragmentation of 15 % of the covered peak, 40 % with offload. Offload reserves more because: ZeRO-1/2
+# initialize flattens the 16-bit group after emptying the cache (stage_1_and_2.py:449), so the per-tensor blocks it
+# replaces stay reserved and the step's larger buffers take new segments; ZeRO-3 frees gathered parameters with a
+# pending use on the compute stream (partition_parameters.py:327) while new gathers allocate on the all-gather
+# stream; and offload allocates per-parameter temporaries (fp64 norms, fp32 copies, copies back from pinned memory)
+# of every tensor size. Checked on the 71 H200 runs of docs/estimate-accuracy.md (125M-2.7B parameters).
 CUDA_CONTEXT_BYTES = int(0.5 * GiB)
 NCCL_BYTES = int(0.5 * GiB)
 GPU_ALLOCATOR_FRACTION = 0.15  # of the covered peak
@@ -62,6 +69,10 @@ HOST_OFFLOAD_RUNTIME_BYTES = int(0.5 * GiB)
 HOST_ALLOCATOR_FRACTION = 0.25
 
 WARN_FRACTION = 0.9  # "within 10 % of the limit"
+
+# Rows that are the part of another row still alive at a later moment (the activations and gathered parameters the
+# rest of backward needs when a bucket is reduced): the allocator-cache margin counts their memory once.
+PART_OF = {"activations_bwd": "activations", "gathered_bwd": "gathered"}
 
 # DeepSpeed defaults (0.19.8): runtime/zero/config.py, runtime/zero/offload_config.py, engine.py.
 DEFAULTS = {
@@ -581,7 +592,15 @@ def _pinned(n: int, pin: bool) -> int:
 
 
 def activation_bytes(model: ModelSpec, plan: Plan, workload: Workload, micro_batch: int | None) -> tuple[int, str] | None:
-    """Activations (and logits) saved for backward on one GPU, or None when the shape is unknown.
+    """Activations (and logits) saved for backward on one GPU, or None when the shape is unknown."""
+    parts = _activation_parts(model, plan, workload, micro_batch)
+    return None if parts is None else (parts[0], parts[1])
+
+
+def _activation_parts(model: ModelSpec, plan: Plan, workload: Workload,
+                      micro_batch: int | None) -> tuple[int, str, int] | None:
+    """(total, formula, layers): the activations, and the part of them the transformer layers save (what backward
+    frees layer by layer; the logits go first).
 
     Per layer and token, with SDPA/flash attention (no s^2 score matrix kept) and 2-byte activations:
     attention 2*(4h + 2*kv) [residual, norm output, q, k, v, attention output], MLP 2*(2h + 4I) gated
@@ -614,11 +633,11 @@ def activation_bytes(model: ModelSpec, plan: Plan, workload: Workload, micro_bat
     total = tokens * (body + logits + 2 * d * h)
     formula = (f"micro-batch {b} x seq {s} = {tokens:,} tokens x ({body_f}"
                + (f" + logits V {sh.vocab:,} x (D+4+4)" if sh.vocab else "") + " + embeddings)")
-    return total, formula
+    return total, formula, tokens * body
 
 
 def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Workload,
-                     zero_init: bool = False) -> tuple[list[Component], bool, list[str]]:
+                     zero_init: bool = False, gpu_memory: int | None = None) -> tuple[list[Component], bool, list[str]]:
     P = model.params
     L = model.largest_layer or model.params
     T = model.largest_tensor or L
@@ -639,6 +658,13 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
     states_name = f"optimizer states ({plan.optimizer_desc.split(':')[0]})"
     states_f = f"{plan.optimizer_desc}: {o} B x " + ("P" if stage == 0 else f"Pn ({_f(Pn)})")
     torch_temp = plan.torch_adam or plan.optimizer not in ("adam", "adamw", "lamb", "lion", "adagrad")
+    # Backward fills the reduce bucket from the output end and reduces it when the next gradient does not fit
+    # (stage_1_and_2.py:1422, stage3.py reduce_independent_p_g_buckets_and_remove_grads). With more gradient
+    # elements than reduce_bucket_size the first reduction runs mid-backward ("bwd: bucket reduced"), when a
+    # fraction rbs/P of the gradients has been produced; otherwise the only reduction is at the end of backward.
+    mid_bwd = stage >= 1 and P > plan.reduce_bucket_size
+    done = min(1.0, plan.reduce_bucket_size / P) if P else 1.0
+    red_moments = (BWD, RED) if mid_bwd else (RED,)
 
     # ---- stage 0: no ZeRO -------------------------------------------------------------------------------------
     if stage == 0:
@@ -676,6 +702,24 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
                                         if pin else "") + " (stage_1_and_2.py single_partition_of_fp32_groups)",
             ALWAYS, True, "master")
         add(states_name, o * Pn, master_where, states_f + ", created at the first step", TRAIN, True, "optimizer")
+        # initialize flattens the 16-bit group on the GPU when the GPU has room for a second copy, else on the CPU
+        # (stage_1_and_2.py:449-509, flatten_on_accelerator); then it clones the master partition from the flat group
+        # on the GPU before moving/converting it (:560). The flat copy never makes a job fail: without room DeepSpeed
+        # flattens on the CPU, so it is counted only when no GPU size is given or the GPU has room for both copies
+        # with the margin (so that this transient alone never turns the verdict).
+        master_gpu = mb if master_where == "gpu" else 0
+        frac = GPU_ALLOCATOR_FRACTION_OFFLOAD if off_opt != "none" else GPU_ALLOCATOR_FRACTION
+        room = gpu_memory is None or gpu_memory >= CUDA_CONTEXT_BYTES + (1 + frac) * 2 * d * P
+        clone_f = f"{d} B x Pn: the master partition is cloned from the flat group on the GPU (stage_1_and_2.py:560)"
+        if room:
+            add(f"{dn} copies at initialize", max(d * P - master_gpu, d * Pn), "gpu",
+                f"max({d} B x P - master on the GPU, {d} B x Pn): initialize flattens the {dn} group on the GPU when "
+                "it has room, so the parameters and the flat copy coexist (stage_1_and_2.py:449-509, "
+                f"flatten_on_accelerator; on the CPU otherwise); then {clone_f}", (INIT,), False, "init_copy")
+        else:
+            add(f"{dn} copies at initialize", d * Pn, "gpu",
+                f"{clone_f}; no room for a second {dn} copy of the model on this GPU, so DeepSpeed flattens on the "
+                "CPU (stage_1_and_2.py:449-463)", (INIT,), False, "init_copy")
         if bf16_opt:
             add("fp32 gradient accumulation buffer", 4 * P, "gpu",
                 "4 B x P (ZeRO-1 + bf16 + fp32 grad_accum_dtype runs BF16_Optimizer: fp32_groups_gradients_flat, "
@@ -692,12 +736,14 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
                 add("reduce bucket" + (" x2 (overlap_comm)" if k == 2 else ""),
                     k * bdt * plan.reduce_bucket_size, "gpu",
                     f"{k} x reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {bdt} B "
-                    "(stage_1_and_2.py:3266-3277 setup_buckets; a second buffer with overlap_comm)",
-                    (FWD, RED), False, "bucket")
+                    "(stage_1_and_2.py:3266-3277 setup_buckets at the first gradient, released at the end of "
+                    "backward, :1061; a second buffer with overlap_comm)", (FWD, BWD, RED), False, "bucket")
             if off_opt == "none":
-                grad_moments = (FWD, RED, CONV) if stage == 2 else (RED, CONV)
+                grad_moments = (*red_moments, CONV) if stage == 2 else (RED, CONV)
                 add(f"{dn} gradient partition", d * Pn, "gpu",
-                    f"{d} B x Pn (grads_in_partition, stage_1_and_2.py:2192)", grad_moments, True, "grad_partition")
+                    f"{d} B x Pn (grads_in_partition, stage_1_and_2.py:2192: allocated by the first bucket "
+                    "reduction" + (", mid-backward)" if mid_bwd and stage == 2 else ", at the end of backward)"),
+                    grad_moments, True, "grad_partition")
                 if plan.mixed:
                     add("flattened gradient copy", d * Pn, "gpu", f"{d} B x Pn (flatten before .to(fp32) in step)",
                         (CONV,), False, "flat_copy")
@@ -710,6 +756,12 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
                 add("offload gradient staging", d * T, "gpu",
                     f"{d} B x largest tensor ({_f(T)}) (temp_grad_buffer_for_gpu_offload, stage_1_and_2.py:659)",
                     TRAIN, False, "offload_staging")
+                tn = min(T, Pn)
+                add("offload reduction temporaries", 8 * tn, "gpu",
+                    f"8 B x min(largest tensor, Pn) ({_f(tn)}): each reduced gradient's norm is taken on an fp64 "
+                    "copy (stage_1_and_2.py:1886, get_norm_dtype() is fp64), then an fp32 copy goes to the pinned "
+                    f"host partition (:1900, {m} B x n, after the fp64 one is freed)", red_moments, False,
+                    "offload_temp")
                 add("fp32 gradient partition", _pinned(m * Pn, plan.pin_optimizer), "host",
                     f"{m} B x Pn" + (" pinned (power of two)" if plan.pin_optimizer else "")
                     + " (stage_1_and_2.py:937 initialize_optimizer_states)", ALWAYS, True, "fp32_grads")
@@ -774,13 +826,23 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
             "0: with one rank the partition is the whole parameter and gathering aliases it "
             "(partition_parameters.py _no_gather_coalesced)" if alias else
             f"{d} B x min(P non-persistent {_f(P_np)}, max(stage3_max_live_parameters "
-            f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})) "
-            "(partitioned_param_coordinator.py: released only beyond the reuse distance; an upper bound)", (FWD,),
-            False, "gathered")
-        prefetch = min(plan.prefetch_bucket_size, max(0, P_np - gathered))
+            f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})): "
+            "once the trace is recorded (step 2 on) the coordinator prefetches until stage3_max_live_parameters are "
+            "gathered (partitioned_param_coordinator.py:452) and keeps what is reused within "
+            "stage3_max_reuse_distance (:634); with offload_param the gathered copies are on the GPU even with one "
+            "rank", (FWD,), False, "gathered")
+        prefetch = 0 if alias else min(plan.prefetch_bucket_size, max(0, P_np - gathered))
         add("prefetch in flight", d * prefetch, "gpu",
+            "0: with one rank and the partition on the GPU there is nothing to fetch" if alias else
             f"{d} B x min(stage3_prefetch_bucket_size {_f(plan.prefetch_bucket_size)}, parameters beyond the live "
             "budget)", (FWD,), False, "prefetch")
+        if mid_bwd:
+            still = min(gathered + prefetch, math.ceil((1 - done) * P_np))
+            add("gathered parameters still needed", 0 if alias else d * still, "gpu",
+                "0: aliased with one rank" if alias else
+                f"{d} B x min(gathered + prefetch, (1 - rbs/P) x P non-persistent) = {_f(still)}: in backward the "
+                "coordinator releases each module after its last use and prefetches only what the rest of backward "
+                "needs (part of the gathered parameters above)", (BWD,), False, "gathered_bwd")
         add("persistent parameters", d * persist_numel, "gpu",
             f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
             f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
@@ -788,18 +850,32 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
         pin = grad_where == "host" and plan.pin_optimizer
         add(f"gradient partition ({'fp32' if a == 4 else '16-bit'})", _pinned(a * Pn, pin), grad_where,
             f"{a} B x Pn" + (" pinned (power of two)" if pin else "")
-            + " (grad_partitions_flat_buffer, stage3.py:791)", TRAIN, True, "grad_partition")
+            + " (grad_partitions_flat_buffer, stage3.py:791, allocated at initialize)", ALWAYS, True,
+            "grad_partition")
         if plan.contiguous_gradients:
             add("reduce bucket", c * plan.reduce_bucket_size, "gpu",
                 f"reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {c} B, one buffer even with overlap_comm "
                 "(stage3.py:782)", ALWAYS, False, "bucket")
         add("reduce-scatter staging", c * min(plan.reduce_bucket_size, P), "gpu",
-            f"{c} B x min(reduce_bucket_size, P): torch.cat of the bucket's partitions when it is reduced "
-            "(comm/coalesced_collectives.py:122); counted in fwd/bwd as well, where the measured H200 peaks put it",
-            (FWD, RED), False, "rs_staging")
+            f"{c} B x min(reduce_bucket_size, P): torch.cat of the bucket's gradients when it is reduced "
+            "(comm/coalesced_collectives.py:122, also with one rank), alive while the bucket is reduced: "
+            + ("mid-backward and at the end" if mid_bwd else "only at the end of backward (P <= reduce_bucket_size), "
+               "after the activations and gathered parameters are freed"), red_moments, False, "rs_staging")
         add("gathered parameters (module being reduced)", 0 if alias else d * min(L, P_np), "gpu",
-            f"{d} B x L: by the bucket's reduction the coordinator has released what backward no longer needs",
-            (RED,), False, "gathered")
+            f"{d} B x L: at the end of backward the coordinator has released everything but modules whose "
+            "post-backward hook has not fired (an embedding's input needs no gradient: released after the "
+            "reduction, release_backward_leftovers)", (RED,), False, "gathered")
+        if off_opt != "none":
+            tn = -(-T // N)
+            tmp = a * tn + max(8 * min(tn, 250_000_000), m * tn)
+            held = m * -(-min(plan.reduce_bucket_size, P) // N) if off_opt == "nvme" else 0
+            add("offload reduction temporaries", tmp + held, "gpu",
+                f"{a} B x n + max(8 B x n, {m} B x n), n = the largest tensor's partition ({_f(tn)}): at the "
+                "boundary partition_grads copies each reduced partition from the pinned host buffer back to the GPU "
+                "(stage3.py:2028), takes its norm on an fp64 copy (_constant_buffered_norm2, :1960, fp64 by "
+                "get_norm_dtype) and copies an fp32 version to the host (:1457)"
+                + (f"; NVMe: the fp32 partitions of a bucket are held until swapped out (:1453), {m} B x "
+                   "min(rbs, P)/N" if held else ""), red_moments, False, "offload_temp")
         # master weights and optimizer states
         if off_opt == "none":
             if plan.mixed or m != 4:
@@ -844,14 +920,19 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
 
     # ---- the gradient autograd hands to DeepSpeed's hook, before it is copied into a bucket / partition ---------
     add("gradient in flight (largest tensor)", d * T, "gpu",
-        f"{d} B x largest tensor ({_f(T)}): autograd's full gradient before the ZeRO hook copies it", (FWD, RED),
-        False, "grad_in_flight")
+        f"{d} B x largest tensor ({_f(T)}): autograd's full gradient before the ZeRO hook copies it",
+        (FWD, BWD, RED), False, "grad_in_flight")
 
     # ---- activations ------------------------------------------------------------------------------------------
     mb = workload.micro_batch or plan.micro_batch
-    act = activation_bytes(model, plan, workload, mb)
+    act = _activation_parts(model, plan, workload, mb)
     if act is not None:
         add("activations + logits", act[0], "gpu", act[1], (FWD,), False, "activations")
+        if mid_bwd:
+            add("activations still saved", int((1 - done) * act[2]), "gpu",
+                f"(1 - rbs/P = {1 - done:.2f}) x the layers' activations: backward runs from the output end and "
+                "frees each layer's saved tensors as it goes; the logits are gone (part of the activations above)",
+                (BWD,), False, "activations_bwd")
 
     # ---- host: the model before initialize ----------------------------------------------------------------------
     if zero_init and stage == 3:
@@ -877,7 +958,8 @@ def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False
                            f"{gib(CUDA_CONTEXT_BYTES):.1f} GiB context"
                            + (f" + {gib(NCCL_BYTES):.1f} GiB NCCL buffers" if cluster.world > 1 else "")
                            + " (outside torch's allocator)", (BUILD, *ALWAYS), False, True, "margin_context"))
-    step_total = sum(c.bytes for c in comps if c.where == "gpu" and not c.margin and any(m in TRAIN for m in c.moments))
+    step_total = sum(c.bytes for c in comps if c.where == "gpu" and not c.margin and c.key not in PART_OF
+                     and any(m in TRAIN for m in c.moments))
     comps.append(Component("allocator cache", max(0, step_total - gpu_cov), "gpu",
                            "every GPU buffer of the step minus the peak moment: the caching allocator keeps freed "
                            "blocks, and other moments' buffers of other sizes take new ones", ALWAYS, False, True,
@@ -903,7 +985,7 @@ def estimate_plan(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Work
                   gpu_memory: int | None = None, host_memory: int | None = None,
                   zero_init: bool = False, config_path: str = "") -> Estimate:
     workload = workload or Workload()
-    comps, act_known, notes = build_components(plan, model, cluster, workload, zero_init)
+    comps, act_known, notes = build_components(plan, model, cluster, workload, zero_init, gpu_memory)
     offload = (plan.stage >= 1 and plan.offload_optimizer != "none") or (plan.stage == 3 and plan.offload_param != "none")
     _add_margins(comps, cluster, offload)
     est = Estimate(plan=plan, model=model, cluster=cluster, workload=workload, components=comps,
