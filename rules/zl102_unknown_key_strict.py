@@ -22,15 +22,11 @@ RULE = Rule(
 
 @RULE.check
 def check(view):
-    present_in: dict[str, set[str]] = {}  # section pointer -> its keys (once per section: linear in big configs)
     for issue in view.issues("unknown-key"):
         if issue.unknown != "rejected" or view.home_of(issue.pointer) is not None:
             continue
         key = jp.last(issue.pointer)
-        present = present_in.get(issue.section)
-        if present is None:
-            section = view.node(issue.section)
-            present = present_in[issue.section] = set(section.keys()) if section is not None else set()
+        present = view.keys_present(issue.section)
         guess = closest(key, [k for k in issue.known_keys if k not in present] or issue.known_keys)
         fix = None
         if guess and guess not in present:

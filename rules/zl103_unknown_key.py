@@ -26,7 +26,6 @@ TOLERATED = {"$schema", "_comment", "comment", "_description", "description"}
 
 @RULE.check
 def check(view):
-    present_in: dict[str, set[str]] = {}  # section pointer -> its keys (once per section: linear in big configs)
     for issue in view.issues("unknown-key"):
         if issue.unknown != "ignored" or view.home_of(issue.pointer) is not None:
             continue
@@ -36,10 +35,7 @@ def check(view):
         node = issue.node
         if node.kind == "object" and node.members and all(m.key in issue.known_keys for m in node.members):
             continue  # a wrapper of keys that belong one level up: ZL101
-        present = present_in.get(issue.section)
-        if present is None:
-            section = view.node(issue.section)
-            present = present_in[issue.section] = set(section.keys()) if section is not None else set()
+        present = view.keys_present(issue.section)
         guess = closest(key, [k for k in issue.known_keys if k not in present])
         where = view.path(issue.section) if issue.section else "the top level"
         if guess and edit_distance(key, guess) <= 2:

@@ -235,9 +235,6 @@ class View:
             return None if self.fills_auto(stage.pointer) else 0
         return coerce_stage(stage)
 
-    def stage_is(self, *stages: int) -> bool:
-        return self.zero_stage in stages
-
     # -- model and hardware (memory rules) ----------------------------------------------------------------------
     @cached_property
     def model_spec(self):
@@ -551,6 +548,15 @@ class View:
                                    f"{self.path(ptr)} must be {bad[1]}")
         return AutoOutcome(None, "DeepSpeed keeps the string \"auto\" here")
 
+    def keys_present(self, pointer: str) -> frozenset[str]:
+        """The keys an object section holds (cached per section: the unknown-key rules ask once per finding, and a
+        big config has many)."""
+        cache = self.__dict__.setdefault("_keys_present", {})
+        if pointer not in cache:
+            node = self.node(pointer)
+            cache[pointer] = frozenset(node.keys()) if node is not None and node.kind == OBJECT else frozenset()
+        return cache[pointer]
+
     def home_of(self, pointer: str) -> str | None:
         """For a key that is unknown where it stands but belongs to exactly one other section (a top-level
         `offload_optimizer`, `stage` or `overlap_comm`), that section's pointer."""
@@ -561,7 +567,7 @@ class View:
             return None
         return homes[0]
 
-    def invalid_value_outcome(self, pointer: str) -> tuple[str, str]:
+    def _general_outcome(self, pointer: str) -> tuple[str, str]:
         """(severity, what DeepSpeed does) for a value of the wrong type or out of range at `pointer`."""
         special = _value_outcome(self, pointer)
         if special is not None:
@@ -575,7 +581,7 @@ class View:
         return "warning", "DeepSpeed does not check this value; the code that reads it will misbehave"
 
     def invalid_value(self, pointer: str) -> "ValueOutcome":
-        """`invalid_value_outcome` plus when DeepSpeed fails on it ("parse" | "initialize" | "step" | None), for
+        """`_general_outcome` plus when DeepSpeed fails on it ("parse" | "initialize" | "step" | None), for
         `Finding.fails_at`; first the cases where the failure depends on the value and its neighbours, checked
         against DeepSpeed 0.19.8's own parse (tests/differential)."""
         # An item of a list is judged where the list stands (compile.passes[0] is in a strict section).
@@ -588,7 +594,7 @@ class View:
         node = self.node(pointer)
         if checked is not None and node is not None and checked[0](self, node):
             return ValueOutcome("error", f"DeepSpeed fails at parse ({checked[1]})", "parse")
-        severity, text = self.invalid_value_outcome(pointer)
+        severity, text = self._general_outcome(pointer)
         return ValueOutcome(severity, text, fails_at_of(text))
 
     def _shape_outcome(self, pointer: str) -> "ValueOutcome | None":
