@@ -94,3 +94,23 @@ def test_a_condition_that_fails_to_evaluate_is_an_internal_error_for_that_rule(t
     internal = [f for f in found if f[0] == "ZL000"]
     assert len(internal) == 1 and "ORG1" in internal[0][4] and "JMESPath" in internal[0][4]
     assert rc == 1
+
+
+@pytest.mark.parametrize("micro", ["auto", "32", True, None, [64], {"n": 64}])
+def test_an_ordering_condition_on_a_value_that_is_not_a_number_is_false_not_a_crash(tmp_path, micro):
+    # JMESPath: `<`, `>` ... on anything but two numbers (or two strings) is null. The README's example policy
+    # (micro batch > `16`) crashed with ZL000 on every "auto" micro batch.
+    _project(tmp_path, {"train_micro_batch_size_per_gpu": micro, "train_batch_size": "auto",
+                        "bf16": {"enabled": True}})
+    rc, found = _run(tmp_path, "--target", "hf")
+    assert [f for f in found if not f[0].startswith("ZL") or f[0] == "ZL000"] == []
+
+
+def test_string_comparisons_still_order_strings(tmp_path):
+    (tmp_path / "p.yaml").write_text("id: ORG7\ncondition: \"zero_optimization.offload_param.device > 'cpu'\"\n"
+                                     "pointer: /zero_optimization/offload_param/device\nmessage: m {value}\n")
+    (tmp_path / ".zerolint.toml").write_text('extend-rules = ["p.yaml"]\nignore = ["ZL"]\n', "utf-8")
+    (tmp_path / "ds_config.json").write_text('{"zero_optimization": {"stage": 3, "offload_param": '
+                                             '{"device": "nvme", "nvme_path": "/n"}}}', "utf-8")
+    rc, found = _run(tmp_path)
+    assert found == [("ORG7", "org7", "error", "/zero_optimization/offload_param/device", 'm "nvme"')] and rc == 1

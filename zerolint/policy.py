@@ -73,6 +73,7 @@ class PolicyRule:
     fixable: str | None = None
     evidence: str = ""
     _compiled: Any = field(default=None, repr=False)
+    _interpreter: Any = field(default=None, repr=False)
 
     @property
     def default_severity(self) -> Severity:
@@ -80,12 +81,35 @@ class PolicyRule:
 
     def run(self, view) -> Iterator[Finding]:
         data = _config_data(view.doc)
-        if data is None or not truthy(self._compiled.search(data)):
+        if data is None or not truthy(self._interpreter.visit(self._compiled.parsed, data)):
             return
         pointer = next((p for p in self.pointers if view.doc.node(p) is not None), self.pointers[0])
         node = view.doc.node(pointer)
         value = json.dumps(node.to_python(), ensure_ascii=False) if node is not None else "(absent)"
         yield view.finding(pointer, self.summary.replace("{value}", value), help=self.help, at=self.at)
+
+
+def _spec_interpreter() -> Any:
+    """A JMESPath interpreter that compares the way the spec says: an ordering comparison (<, <=, >, >=) of anything
+    but two numbers or two strings is null. The library raises TypeError for a string against a number, and configs
+    are full of those ("auto" micro batches): a condition like `micro > `16`` must be false there, not a crash."""
+    from jmespath import visitor
+
+    class SpecInterpreter(visitor.TreeInterpreter):
+        def visit_comparator(self, node, value):
+            if node["value"] in self._EQUALITY_OPS:
+                return super().visit_comparator(node, value)
+            left = self.visit(node["children"][0], value)
+            right = self.visit(node["children"][1], value)
+            if not (_number(left) and _number(right)) and not (isinstance(left, str) and isinstance(right, str)):
+                return None
+            return self.COMPARATOR_FUNC[node["value"]](left, right)
+
+    return SpecInterpreter()
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 class PolicyError(ValueError):
@@ -140,7 +164,8 @@ def _rule_from(raw: Any, where: str) -> PolicyRule:
     return PolicyRule(code=code, name=name, severity=severity, summary=raw["message"].strip(),
                       condition=raw["condition"], pointers=tuple(pointers), help=raw.get("help"),
                       rationale=(raw.get("description") or raw["message"]).strip(), targets=tuple(targets), at=at,
-                      url=raw.get("url"), source=where, evidence=where, _compiled=compiled)
+                      url=raw.get("url"), source=where, evidence=where, _compiled=compiled,
+                      _interpreter=_spec_interpreter())
 
 
 def load_policy_file(path: str) -> list[PolicyRule]:
