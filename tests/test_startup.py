@@ -3,7 +3,7 @@
 - the installed DeepSpeed version comes from its dist-info directory name, not importlib.metadata (~15 ms);
 - no traceback, difflib, importlib.resources, tomllib (without a zerolint config), estimate/modelspec (without
   --params) on a clean one-file check;
-- the rule modules load from one bundle file when it is fresh, and exactly as from their own files.
+- the rule modules are plain imports (Python's .pyc cache); nothing else is written into the package.
 """
 
 from __future__ import annotations
@@ -72,62 +72,57 @@ def test_check_imports_nothing_it_does_not_need(tmp_path):
 def _fake_rules(tmp_path, files: dict[str, str]):
     pkg_dir = tmp_path / "fake_rules"
     pkg_dir.mkdir(exist_ok=True)
+    (pkg_dir / "__init__.py").write_text("")
     for name, text in files.items():
         (pkg_dir / f"{name}.py").write_text(text)
-    return types.SimpleNamespace(__name__="zl_fake_rules", __path__=[str(pkg_dir)]), pkg_dir
+    return pkg_dir
 
 
-def _load(package):
+def _load(tmp_path, monkeypatch):
+    import importlib
+
     from zerolint.rule import _rule_modules
 
-    for name in [m for m in sys.modules if m.startswith("zl_fake_rules.")]:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "fake_rules" or m.startswith("fake_rules.")]:
         del sys.modules[name]
-    return {name: (m if isinstance(m, Exception) else m.VALUE) for name, m in _rule_modules(package)}
+    importlib.invalidate_caches()
+    package = importlib.import_module("fake_rules")
+    return dict(_rule_modules(package))
 
 
-def test_rule_bundle_is_used_when_fresh_and_ignored_when_stale(tmp_path, monkeypatch):
-    from zerolint import rule
+def test_rule_modules_are_plain_imports_and_write_only_pyc(tmp_path, monkeypatch):
+    """Rule modules load through the import system (no bundle of our own: issue 12 item 14); a broken one is
+    isolated; what appears in the package is Python's own bytecode cache and nothing else."""
+    from importlib.machinery import SourceFileLoader
 
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    sys.modules["zl_fake_rules"] = types.ModuleType("zl_fake_rules")
-    sys.modules["zl_fake_rules"].__path__ = [str(tmp_path / "fake_rules")]
-    package, d = _fake_rules(tmp_path, {"a_rule": '"""doc a"""\nVALUE = 1\n', "b_rule": "VALUE = 2\n"})
+    d = _fake_rules(tmp_path, {"a_rule": '"""doc a"""\nVALUE = 1\n', "b_rule": "raise RuntimeError('broken rule')\n",
+                               "_private": "VALUE = 0\n"})
     try:
-        assert _load(package) == {"a_rule": 1, "b_rule": 2}  # imported one by one; the bundle is written
-        bundle = rule._bundle_path(str(d))
-        assert bundle and os.path.exists(bundle)
-        assert _load(package) == {"a_rule": 1, "b_rule": 2}  # from the bundle
-        m = sys.modules["zl_fake_rules.a_rule"]
-        assert m.__doc__ == "doc a" and m.__file__ == str(d / "a_rule.py")
-        (d / "b_rule.py").write_text("VALUE = 22\n")  # edited: stale
-        os.utime(d / "b_rule.py", ns=(1, 1))
-        assert _load(package) == {"a_rule": 1, "b_rule": 22}
-        (d / "c_rule.py").write_text("VALUE = 3\n")  # added
-        assert _load(package)["c_rule"] == 3
-        (d / "c_rule.py").unlink()  # removed
-        assert "c_rule" not in _load(package)
-        (d / "b_rule.py").write_text("raise RuntimeError('broken rule')\n")  # a broken module stays isolated
-        loaded = _load(package)
-        assert loaded["a_rule"] == 1 and isinstance(loaded["b_rule"], RuntimeError)
-        with open(bundle, "wb") as f:  # a corrupt bundle is ignored
-            f.write(b"\x00garbage")
-        (d / "b_rule.py").write_text("VALUE = 2\n")
-        assert _load(package) == {"a_rule": 1, "b_rule": 2}
+        loaded = _load(tmp_path, monkeypatch)
+        assert list(loaded) == ["a_rule", "b_rule"]
+        a = loaded["a_rule"]
+        assert a.VALUE == 1 and a.__doc__ == "doc a" and a.__file__ == str(d / "a_rule.py")
+        assert isinstance(a.__spec__.loader, SourceFileLoader)
+        assert isinstance(loaded["b_rule"], RuntimeError) and str(loaded["b_rule"]) == "broken rule"
+        written = sorted(p.name for p in (d / "__pycache__").iterdir())
+        assert written and all(n.endswith(".pyc") and n.split(".")[0] in ("__init__", "a_rule", "b_rule")
+                               for n in written), written
     finally:
-        for name in [m for m in sys.modules if m.startswith("zl_fake_rules")]:
+        for name in [m for m in sys.modules if m == "fake_rules" or m.startswith("fake_rules.")]:
             del sys.modules[name]
 
 
-def test_bundled_and_imported_rules_are_the_same():
-    code = ("from zerolint.rule import all_rules\n"
-            "import hashlib\n"
-            "for r in all_rules(): print(r.code, r.name, r.severity, r.versions, r.targets, "
-            "hashlib.md5(r.rationale.encode()).hexdigest(), "
-            "r.func.__module__, r.func.__code__.co_filename)")
+def test_rule_loading_writes_no_bundle_into_the_installed_package(tmp_path):
+    """A check imports every rule and leaves nothing but .pyc files in rules/__pycache__."""
+    from zerolint import rules
+
+    cache = os.path.join(rules.__path__[0], "__pycache__")
+    code = "from zerolint.rule import all_rules\nprint(len(all_rules()))"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
-                           check=True).stdout for _ in range(2)]
-    no_bundle = "import zerolint.rule as r; r._read_bundle = lambda *a: None\n" + code
-    plain = subprocess.run([sys.executable, "-c", no_bundle], capture_output=True, text=True, cwd=ROOT, env=env,
-                           check=True).stdout
-    assert runs[0] == runs[1] == plain and plain.count("\n") > 30
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "PYTHONPATH": str(ROOT)}, check=True).stdout
+    assert int(out) > 30
+    extra = [n for n in os.listdir(cache) if not n.endswith(".pyc")] if os.path.isdir(cache) else []
+    assert not extra, extra

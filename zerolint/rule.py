@@ -19,10 +19,8 @@ rule's docs page. The engine finds rules by listing the package; it knows none o
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -129,113 +127,17 @@ def all_rules() -> list[Rule]:
 def _rule_modules(package) -> list[tuple[str, object]]:
     """(name, module, or the exception its import raised) for every rule module, in name order.
 
-    Importing ~90 small modules one at a time costs a finder lookup, a file read and a module set-up each: several
-    milliseconds of every `zerolint check`. So the compiled rule modules are also kept together in one cache file,
-    `rules/__pycache__/rules-bundle.<cache tag>.marshal`, written like .pyc files are (never under
-    PYTHONDONTWRITEBYTECODE) and keyed by every rule file's name, size and mtime: adding, editing or removing a rule
-    makes it stale, and then the modules are imported one by one, as before, and the bundle is rewritten. The
-    bundle is only a cache of the files; nothing here knows a rule by name."""
-    directory = package.__path__[0] if len(package.__path__) == 1 else None
-    sources = _rule_sources(directory) if directory else None
-    bundle = _read_bundle(directory, sources) if sources is not None else None
-    if bundle is not None:
-        return [(name, _exec_rule_module(package, directory, name, code)) for name, code in bundle]
+    Plain imports: Python's own .pyc cache makes them cheap, and nothing is written into the installed package at
+    run time (an earlier bundle cache in rules/__pycache__ did, and loaded code from it unchecked)."""
     out: list[tuple[str, object]] = []
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
         try:
             out.append((info.name, importlib.import_module(f"{package.__name__}.{info.name}")))
-        except Exception as exc:
+        except Exception as exc:  # a broken rule module must not take every other rule down
             out.append((info.name, exc))
-    if sources is not None and not sys.dont_write_bytecode and not any(isinstance(m, Exception) for _, m in out):
-        _write_bundle(directory, sources)
     return out
-
-
-def _bundle_path(directory: str) -> str | None:
-    tag = sys.implementation.cache_tag
-    return os.path.join(directory, "__pycache__", f"rules-bundle.{tag}.marshal") if tag else None
-
-
-def _rule_sources(directory: str) -> list[tuple[str, int, int]] | None:
-    """(module name, size, mtime_ns) of every rule file; None when the directory holds anything but plain .py
-    modules (a package, an extension: left to the import system)."""
-    out = []
-    try:
-        with os.scandir(directory) as entries:
-            for e in entries:
-                if e.name.startswith("_"):  # __init__.py, __pycache__
-                    continue
-                if not (e.name.endswith(".py") and e.is_file()):
-                    return None
-                st = e.stat()
-                out.append((e.name[:-3], st.st_size, st.st_mtime_ns))
-    except OSError:
-        return None
-    return sorted(out)
-
-
-def _read_bundle(directory: str, sources: list) -> list | None:
-    import marshal
-
-    path = _bundle_path(directory)
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            data = marshal.load(f)
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != 1 or data.get("sources") != sources:
-        return None
-    return data.get("modules")
-
-
-def _write_bundle(directory: str, sources: list) -> None:
-    import marshal
-
-    path = _bundle_path(directory)
-    if path is None:
-        return
-    try:
-        modules = []
-        for name, _, _ in sources:
-            file = os.path.join(directory, name + ".py")
-            with open(file, "rb") as f:
-                modules.append((name, compile(f.read(), file, "exec", dont_inherit=True)))
-        if _rule_sources(directory) != sources:
-            return  # changed while we read it
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            marshal.dump({"version": 1, "sources": sources, "modules": modules}, f)
-        os.replace(tmp, path)
-    except (OSError, SyntaxError, ValueError):
-        pass  # a read-only install, a rule being edited: the per-module imports keep working
-
-
-def _exec_rule_module(package, directory: str, name: str, code) -> object:
-    """Set up one rule module from its bundled code, as the import system would (sys.modules, __file__, __spec__,
-    the package attribute); the exception it raised, when it did."""
-    import types
-    from importlib.machinery import ModuleSpec
-
-    fullname = f"{package.__name__}.{name}"
-    if fullname in sys.modules:  # imported already (by another rule, or before the bundle existed)
-        return sys.modules[fullname]
-    module = types.ModuleType(fullname)
-    spec = ModuleSpec(fullname, None, origin=os.path.join(directory, name + ".py"))
-    spec.has_location = True
-    module.__spec__, module.__file__, module.__package__ = spec, spec.origin, package.__name__
-    sys.modules[fullname] = module
-    try:
-        exec(code, module.__dict__)
-    except Exception as exc:
-        sys.modules.pop(fullname, None)
-        return exc
-    setattr(package, name, module)
-    return module
 
 
 def _broken(module: str, exc: Exception) -> Rule:
