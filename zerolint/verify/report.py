@@ -237,6 +237,9 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
         verdict += f" at {rep.mapped.stage}"
     elif status == "timeout":
         verdict += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
+    failed = sum(not c.ok for c in rep.intent)
+    if status == "pass" and failed:  # it ran, but not as the config meant: the exit code is 1, so is the verdict
+        style, verdict = "bold red", f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
     lines.append((style, f"  result:    {verdict}"))
     if status not in ("skip",) and rec.get("wall_s") is not None:
         lines.append(("", f"  time:      {timing_line(rec)}"))
