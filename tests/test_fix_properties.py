@@ -21,7 +21,7 @@ from collections import Counter
 
 import hjson
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, SEED
@@ -179,7 +179,15 @@ def _comments(text: str) -> list[str]:
     return [text[n.start:n.end].rstrip("\r") for n in doc.notes if n.kind == "comment"]
 
 
+# Issue 11 item 4: the safe ZL201 fix deleted the useless offload_param block with the hjson comments inside it.
+COMMENT_IN_DELETED_BLOCK = (
+    '{\n  "train_batch_size": 8,\n  "zero_optimization": {\n    "stage": 2,\n'
+    '    "offload_param": {  # kept for stage 3\n      # nvme later\n      "device": "cpu"\n    }\n  }\n}\n')
+
+
 @pytest.mark.skipif(not BASES, reason="no base configs")
+@example(text=COMMENT_IN_DELETED_BLOCK, unsafe=False)
+@example(text=COMMENT_IN_DELETED_BLOCK.replace("# nvme", "// nvme").replace("\n", "\r\n"), unsafe=False)
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(text=broken_configs(), unsafe=st.booleans())
 def test_fix_properties(text, unsafe):
@@ -212,3 +220,33 @@ def test_fix_properties(text, unsafe):
             json.loads(r.text)
     # fixing the fixed text changes nothing, in both modes
     assert fix_text(r.text, "ds_config.json", unsafe=False).text == r.text or unsafe
+
+
+def test_a_safe_fix_keeps_the_comments_of_a_block_it_deletes():
+    r = fix_text(COMMENT_IN_DELETED_BLOCK, "ds_config.json")
+    assert [a.code for a in r.applied] == ["ZL201"] and not r.failed
+    assert r.text == ('{\n  "train_batch_size": 8,\n  "zero_optimization": {\n    "stage": 2\n'
+                      '    # kept for stage 3\n    # nvme later\n  }\n}\n')
+
+
+def test_a_safe_fix_that_would_delete_a_comment_is_refused():
+    """The fixer's own guard, for any builder that does not keep comments: the fix is reported, not applied."""
+    from zerolint import edits
+    from zerolint.rule import Rule
+
+    text = '{\n  "a": 1, # keep me\n  "b": 2\n}\n'
+    rule = Rule(code="ZL989", name="drops-a-comment", severity="warning", summary="test rule")
+
+    @rule.check
+    def check(view):
+        if view.root.get("a") is not None:
+            m = view.doc.member("/a")
+            yield view.finding("/a", "a", fixes=edits.fixes(edits.make_fix(
+                "delete a and its comment", (edits.Edit(m.key_start - 2, view.doc.text.index("\n", m.key_start) + 1,
+                                                        ""),))))
+
+    r = fix_text(text, "ds.json", rules=[rule])
+    assert r.text == text and not r.applied
+    assert [(a.code, a.reason) for a in r.failed] == [
+        ("ZL989", "it would delete a comment (only an unsafe fix may: --unsafe-fixes)")]
+    assert fix_text(text, "ds.json", rules=[rule], unsafe=True).text == '{\n  "b": 2\n}\n'

@@ -14,8 +14,10 @@ simply offers no fix.
 Builders (a `target` is a JSON pointer, or a `Member` for one occurrence of a duplicated key):
 
 - `remove_member(doc, target)`: deletes the member, its comma (or the previous member's comma when it was the
-  last one), and its own line with the comment on that line when it sits on lines of its own. Comment lines
-  above the member are kept. Removing the only member of a `{ ... }` leaves `{}`.
+  last one), and its own line(s) when it sits on lines of its own. It never deletes a comment: the comments in
+  its text (inside a block, after it on its line) stay, each on a line of its own at the member's indent; when
+  that is impossible (a line comment inside a one-line member) no edit is offered. Comment lines above the
+  member are kept. Removing the only member of a `{ ... }` leaves `{}`.
 - `rename_key(doc, target, new_key)`: None if a sibling already has `new_key`. An unquoted (hjson) key stays
   unquoted when the new name allows it.
 - `replace_value(doc, target, new_json_text)`: a multi-line replacement is re-indented to the member's depth.
@@ -338,9 +340,39 @@ def insert_comma(doc: Document, offset: int) -> Edits:
 
 
 def remove_member(doc: Document, target: str | Member) -> Edits | None:
+    return _remove_member(doc, target, carried=())
+
+
+def _remove_member(doc: Document, target: str | Member, carried: Iterable[int]) -> Edits | None:
+    """remove_member; the comments starting at `carried` offsets may go (a move takes them along), every other
+    comment in the deleted text is kept in its place (no safe fix may delete a comment)."""
     parent, idx, m = _locate(doc, target)
     if parent is None or m is None:
         return None
+    edits = _member_deletion(doc, parent, idx, m)
+    return _keep_comments(doc, edits, m, set(carried))
+
+
+def _keep_comments(doc: Document, edits: Edits, m: Member, carried: set[int]) -> Edits | None:
+    """Put back the comments that `edits` would delete: whole deleted lines become the comments' own lines, at the
+    member's indent; a comment in a deletion inside a line cannot be kept sensibly, so no edit is offered."""
+    text, comments = doc.text, _comments(doc)
+    out = []
+    for e in edits:
+        inside = [(c, end) for c, end in comments.items() if e.start <= c and end <= e.end and c not in carried]
+        if not inside:
+            out.append(e)
+            continue
+        ends_line = e.end > e.start and text[e.end - 1] in "\r\n"
+        if e.text or e.start != _line_start(text, e.start) or not (ends_line or e.end == len(text)):
+            return None
+        indent, nl = _indent_at(text, m.key_start), newline(doc)
+        kept = nl.join(indent + text[c:end] for c, end in sorted(inside)) + (nl if ends_line else "")
+        out.append(Edit(e.start, e.end, kept))
+    return tuple(out)
+
+
+def _member_deletion(doc: Document, parent: Node, idx: int, m: Member) -> Edits:
     text = doc.text
     comments = _comments(doc)
     members = parent.members or []
@@ -352,7 +384,7 @@ def remove_member(doc: Document, target: str | Member) -> Edits | None:
 
     if len(members) == 1 and braced:
         inner = (parent.start + 1, parent.end - 1)
-        if not any(inner[0] <= s < inner[1] and not (m.key_start <= s < after) for s in comments):
+        if not any(inner[0] <= s < inner[1] for s in comments):
             return (Edit(inner[0], inner[1], ""),)
 
     edits: list[Edit] = []
@@ -555,7 +587,7 @@ def move_member(doc: Document, target: str | Member, to_object_pointer: str,
         if dest.kind != OBJECT or dest.member(key) is not None:
             return None
         ins = _insert(doc, dest, key_text, lambda indent: _rebase(raw, old_base, indent), comment=comment)
-        rem = remove_member(doc, m)
+        rem = _remove_member(doc, m, carried=_travelling(doc, m, tc if comment is not None else None))
         if ins is None or rem is None or overlaps(ins, rem):
             return None
         return _merge(list(ins) + list(rem))
@@ -588,7 +620,13 @@ def move_member(doc: Document, target: str | Member, to_object_pointer: str,
         # a comment after the member stays where it is.
         return (Edit(m.key_start, m.value.end, box_text + _colon(doc) + boxed(old_base)),)
     ins = _insert(doc, holder, box_text, lambda indent: boxed(indent, comment))
-    rem = remove_member(doc, m)
+    rem = _remove_member(doc, m, carried=_travelling(doc, m, tc if comment is not None else None))
     if ins is None or rem is None or overlaps(ins, rem):
         return None
     return _merge(list(ins) + list(rem))
+
+
+def _travelling(doc: Document, m: Member, trailing: tuple[int, int] | None) -> list[int]:
+    """Comments a move takes along: those inside the value (its raw text is re-inserted) and the trailing one."""
+    inside = [c for c in _comments(doc) if m.value.start <= c < m.value.end]
+    return inside + ([trailing[0]] if trailing is not None else [])

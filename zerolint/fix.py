@@ -8,7 +8,9 @@
 2. apply the picked fixes whose edits do not overlap (diagnostics in file order: the first wins, the rest wait
    for the next pass, when they are recomputed on the new text);
 3. re-lint and verify: the new text must parse with every reader that accepted the old one (`json.loads` and
-   DeepSpeed's hjson), no rule may crash, and no fixed diagnostic may come back (same code at the same pointer).
+   DeepSpeed's hjson), no rule may crash, no fixed diagnostic may come back (same code at the same pointer), and
+   without `unsafe` no comment may be lost (a "safe" fix that would delete one is refused: the builders keep
+   comments, this catches any that does not).
    A pass that fails is retried fix by fix; a fix that fails on its own is dropped and reported in `failed`;
 4. repeat until nothing is left to apply (at most `max_passes` passes).
 
@@ -19,6 +21,7 @@ are guesses.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -105,9 +108,14 @@ class _Linter:
         return doc, run_rules(doc, self.settings, self.selection, self.rules)
 
 
+def _comment_texts(doc: Document) -> Counter:
+    # whitespace-insensitive: a moved block comment is re-indented, not lost
+    return Counter(" ".join(doc.text[n.start:n.end].split()) for n in doc.notes if n.kind == "comment")
+
+
 def _verify(before: Document, before_diags: list[Diagnostic], after: Document, after_diags: list[Diagnostic],
-            picked: Iterable[tuple[Diagnostic, Fix]]) -> str:
-    """'' when the pass is acceptable, else why not."""
+            picked: Iterable[tuple[Diagnostic, Fix]], keep_comments: bool = False) -> str:
+    """'' when the pass is acceptable, else why not. `keep_comments`: no comment may be lost (safe fixes only)."""
     if before.json_error is None and after.json_error is not None:
         return f"the result is not valid JSON any more ({after.json_error.message})"
     if before.hjson_error is None and after.hjson_error is not None:
@@ -118,6 +126,8 @@ def _verify(before: Document, before_diags: list[Diagnostic], after: Document, a
                                                                          if d.code == "ZL000"}
     if crashed:
         return "a rule crashed on the result: " + sorted(crashed)[0]
+    if keep_comments and _comment_texts(before) - _comment_texts(after):
+        return "it would delete a comment (only an unsafe fix may: --unsafe-fixes)"
     edits = sorted((e for _, f in picked for e in f.edits), key=lambda e: (e.start, e.end))
     for d, _ in picked:
         lo, hi = map_offset(d.start, edits, "lo"), map_offset(max(d.end, d.start), edits, "hi")
@@ -169,22 +179,22 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
         for d, f in candidates:
             if not any(overlaps(f.edits, g.edits) for _, g in picked):
                 picked.append((d, f))
-        outcome = _attempt(text, doc, diags, picked, lint)
+        outcome = _attempt(text, doc, diags, picked, lint, unsafe)
         if outcome is None:
             # Something in the batch failed: try each fix on its own and drop those that fail alone.
             good = []
             for d, f in picked:
-                if _attempt(text, doc, diags, [(d, f)], lint) is None:
+                if _attempt(text, doc, diags, [(d, f)], lint, unsafe) is None:
                     dropped.add(_key(d, f))
-                    result.failed.append(AppliedFix(d, f, _why(text, doc, diags, d, f, lint)))
+                    result.failed.append(AppliedFix(d, f, _why(text, doc, diags, d, f, lint, unsafe)))
                 else:
                     good.append((d, f))
             if not good:
                 continue  # re-pick: the dropped ones are excluded now
-            outcome = _attempt(text, doc, diags, good, lint)
+            outcome = _attempt(text, doc, diags, good, lint, unsafe)
             if outcome is None:  # they only fail together: one per pass
                 good = good[:1]
-                outcome = _attempt(text, doc, diags, good, lint)
+                outcome = _attempt(text, doc, diags, good, lint, unsafe)
             picked = good
             if outcome is None:  # pragma: no cover - good[0] passed on its own above
                 break
@@ -202,7 +212,7 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
     return result
 
 
-def _attempt(text, doc, diags, picked, lint):
+def _attempt(text, doc, diags, picked, lint, unsafe=False):
     edits = tuple(e for _, f in picked for e in f.edits)
     try:
         new_text = apply_edits(text, edits)
@@ -211,12 +221,12 @@ def _attempt(text, doc, diags, picked, lint):
     if new_text == text:
         return None
     new_doc, new_diags = lint(new_text)
-    if _verify(doc, diags, new_doc, new_diags, picked):
+    if _verify(doc, diags, new_doc, new_diags, picked, keep_comments=not unsafe):
         return None
     return new_text, new_doc, new_diags, edits
 
 
-def _why(text, doc, diags, d, f, lint) -> str:
+def _why(text, doc, diags, d, f, lint, unsafe=False) -> str:
     try:
         new_text = apply_edits(text, f.edits)
     except (ValueError, IndexError) as e:
@@ -224,7 +234,7 @@ def _why(text, doc, diags, d, f, lint) -> str:
     if new_text == text:
         return "the fix changes nothing"
     new_doc, new_diags = lint(new_text)
-    return _verify(doc, diags, new_doc, new_diags, [(d, f)]) or "unknown"
+    return _verify(doc, diags, new_doc, new_diags, [(d, f)], keep_comments=not unsafe) or "unknown"
 
 
 def _lines(s: str) -> list[str]:
