@@ -23,6 +23,9 @@ class UnreadableFile(Exception):
 class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
+    # Directories every read must resolve into (fsio.read_roots; the CLI sets them per file); None: anywhere but
+    # /proc, /sys and /dev, which are never read.
+    roots: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -39,7 +42,14 @@ _NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a charac
 def read_bytes(path: str, limits: Limits) -> bytes:
     """The file's bytes (at most max_bytes + 1, so that an oversized file is detected without reading all of it).
     Only regular files are read: a FIFO without a writer would block forever and /dev/zero never ends, so those are
-    refused up front (opened non-blocking, checked with fstat: no race with a file swapped in between)."""
+    refused up front (opened non-blocking, checked with fstat: no race with a file swapped in between). A path that
+    resolves out of `limits.roots`, or into /proc, /sys or /dev, is not read (fsio.check_read)."""
+    from .fsio import ReadRefused, check_read
+
+    try:
+        check_read(path, limits.roots)
+    except ReadRefused as e:
+        raise UnreadableFile(str(e)) from None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:

@@ -89,6 +89,9 @@ def main() -> None:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Use this zerolint config (.zerolint.toml or pyproject.toml) for every file instead of the "
                    "nearest one above each file.")
+@click.option("--isolated", is_flag=True,
+              help="Ignore every zerolint config file in the tree (.zerolint.toml, [tool.zerolint], the default "
+                   "baseline): for untrusted checkouts such as pull requests. --config and --baseline still apply.")
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings, and where each came from, for the "
               "first file (or the working directory) and exit.")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
@@ -116,7 +119,8 @@ def main() -> None:
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=None,
               help="GPUs per node [default: the world size, one node] (memory rules).")
 def check(files, formats, outputs, target, world_size, deepspeed_version, fail_on, select, ignore, severity_overrides,
-          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, config_file=None, show_settings=False,
+          quiet, no_color, stdin_filename, max_bytes, max_depth, exclude, config_file=None, isolated=False,
+          show_settings=False,
           baseline=None, write_baseline=None, training_args=None, fix=False, unsafe_fixes=False, diff=False,
           fix_only=False, prefer=(), params=None, model_config=None, gpu_memory=None, host_memory=None,
           gpus_per_node=None) -> None:
@@ -142,7 +146,8 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
     try:
         project = Project({"select": select_codes, "ignore": ignore_codes, "severity": overrides, "target": target,
                            "world-size": world_size, "deepspeed-version": deepspeed_version, "fail-on": fail_on,
-                           "baseline": baseline}, config_path=config_file)
+                           "baseline": baseline}, config_path=config_file, isolated=isolated)
+        excluded = project.excluded_by(paths)
         paths = project.included(paths)
         first = project.resolve(paths[0] if paths else "-")
         training = None
@@ -201,16 +206,19 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
         sys.exit(EXIT_USAGE)
     documents = {r.path: r.document for r in results if r.document is not None} | suppressions.shown
     summary = make_summary(diagnostics, len(results))
+    notes = project.weakened(paths, excluded, suppressions.hidden_by())
+    if notes:  # what the repository's settings files turned off, shown by every format
+        summary["notes"] = notes
     if unsafe_fixes:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes
         summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
-    emit(formats or default_formats(outputs), outputs, diagnostics, documents, summary, quiet=quiet,
-         color=not no_color)
+    failed_outputs = emit_reports(formats or default_formats(outputs), outputs, diagnostics, documents, summary,
+                                  quiet=quiet, color=not no_color)
 
-    from .reporters import safe  # file names can hold terminal escapes too
+    from .reporters import safe_line  # file names can hold terminal escapes and newlines too
 
-    for msg in unreadable:
-        click.echo(f"zerolint: error: {safe(msg)}", err=True)
-    if unreadable:
+    for msg in [*unreadable, *failed_outputs]:
+        click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+    if unreadable or failed_outputs:
         _exit(EXIT_USAGE)
     _exit(EXIT_FINDINGS if any(d.severity.rank >= fail_ranks[d.file] for d in diagnostics) else EXIT_OK)
 
@@ -254,8 +262,21 @@ def default_formats(outputs) -> tuple[str, ...]:
 
 
 def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> None:
+    """`emit_reports`, then exit 2 with a message for each report that could not be written."""
+    errors = emit_reports(formats, outputs, diagnostics, documents, summary, quiet=quiet, color=color)
+    if errors:
+        from .reporters import safe_line
+
+        for msg in errors:
+            click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+        _exit(EXIT_USAGE)
+
+
+def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> list[str]:
     """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
-    stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there."""
+    stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there. Files come
+    first, each written whole or not at all and never through a link (fsio.write_output), so that a closed stdout
+    cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2."""
     if isinstance(outputs, str):
         outputs = (outputs,)
     outputs = tuple(outputs or ())
@@ -263,23 +284,53 @@ def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=T
         raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
                                "file (the last formats go to the files)")
     files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
-    for i, fmt in enumerate(formats):
-        text = render(fmt, diagnostics, documents, summary, quiet=quiet)
-        if i in files:
-            with open(files[i], "w", encoding="utf-8") as f:
-                f.write(text)
-        elif fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
-            from .reporters.text import print_rich
+    errors: list[str] = []
+    if files:
+        from .fsio import OutputError, write_output
 
-            print_rich(diagnostics, documents, summary, quiet=quiet)
-        else:
-            click.echo(text, nl=False)
+        for i, path in files.items():
+            try:
+                write_output(path, render(formats[i], diagnostics, documents, summary, quiet=quiet))
+            except OutputError as e:
+                errors.append(str(e))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if "github" in formats and step_summary:
+    if "github" in formats and step_summary:  # the runner's own file (not from the checkout): appended to
         from .reporters.github import step_summary as markdown
 
-        with open(step_summary, "a", encoding="utf-8") as f:
-            f.write(markdown(diagnostics, summary))
+        try:
+            with open(step_summary, "a", encoding="utf-8") as f:
+                f.write(markdown(diagnostics, summary))
+        except OSError as e:
+            errors.append(f"$GITHUB_STEP_SUMMARY {step_summary}: cannot write ({e.strerror or e})")
+    try:
+        for i, fmt in enumerate(formats):
+            if i in files:
+                continue
+            if fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+                from .reporters.text import print_rich
+
+                print_rich(diagnostics, documents, summary, quiet=quiet)
+            else:
+                click.echo(render(fmt, diagnostics, documents, summary, quiet=quiet), nl=False)
+    except OSError as e:  # EPIPE (`| head` closed early), ENOSPC (> /dev/full), ...
+        errors.append(_stdout_lost(e))
+    return errors
+
+
+def _stdout_lost(e: OSError) -> str:
+    """The message for a stdout that cannot be written; stdout is pointed at /dev/null so that the interpreter's
+    final flush does not fail (and print a traceback) a second time."""
+    import errno
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor (in-process runs)
+        pass
+    if e.errno == errno.EPIPE:
+        return "stdout was closed (broken pipe): the report was not printed"
+    return f"cannot write to stdout ({e.strerror or e}): the report was not printed"
 
 
 def render(fmt, diagnostics, documents, summary, quiet=False) -> str:

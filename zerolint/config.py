@@ -344,6 +344,7 @@ class Resolved:
     values: dict[str, Any]
     sources: dict[str, str]
     path: str = ""
+    isolated: bool = False
 
     def get(self, key: str) -> Any:
         return self.values[key]
@@ -381,6 +382,8 @@ class Resolved:
         """The baseline file for this file: --baseline, else the config's `baseline`, else a
         .zerolint-baseline.json beside the config file (or in the working directory) when it exists."""
         b = self.values["baseline"]
+        if b is None and self.isolated and self.config is None:
+            return os.path.abspath(DEFAULT_BASELINE) if for_writing else None  # a planted baseline hides nothing
         if b is None:
             default = os.path.join(self.config.root if self.config else os.getcwd(), DEFAULT_BASELINE)
             return default if for_writing or os.path.isfile(default) else None
@@ -407,12 +410,16 @@ class Resolved:
 class Project:
     """Resolves settings per checked file: defaults < nearest config file < command line."""
 
-    def __init__(self, cli: dict[str, Any] | None = None, config_path: str | None = None) -> None:
+    def __init__(self, cli: dict[str, Any] | None = None, config_path: str | None = None,
+                 isolated: bool = False) -> None:
         self.cli = {k: v for k, v in (cli or {}).items()
                     if v is not None and not (isinstance(v, (tuple, list, dict)) and not v)}
         unknown = set(self.cli) - set(DEFAULTS)
         if unknown:  # pragma: no cover - a programming error
             raise ValueError(f"unknown settings {sorted(unknown)}")
+        # --isolated (like ruff's): no .zerolint.toml, pyproject.toml or baseline found in the tree is used; a pull
+        # request cannot switch its own checks off. Only what the command line names (--config, --baseline) applies.
+        self.isolated = isolated
         self.finder = Finder()
         self.forced = self.finder.load(config_path) if config_path else None
         if config_path and self.forced is None:
@@ -422,7 +429,7 @@ class Project:
     def resolve(self, path: str) -> Resolved:
         if path in self._cache:
             return self._cache[path]
-        cfg = self.forced or self.finder.for_file(path)
+        cfg = self.forced or (None if self.isolated else self.finder.for_file(path))
         values, sources = dict(DEFAULTS), {k: "default" for k in DEFAULTS}
         if cfg is not None:
             for k, v in cfg.values.items():
@@ -433,7 +440,7 @@ class Project:
             else:
                 values[k], sources[k] = v, "CLI"
         shown = path if path != "-" else ""
-        resolved = Resolved(cfg, values, sources, shown)
+        resolved = Resolved(cfg, values, sources, shown, isolated=self.isolated)
         self._cache[path] = resolved
         return resolved
 
@@ -449,6 +456,51 @@ class Project:
             out.append(p)
         return out
 
+    def excluded_by(self, paths: list[str]) -> dict[str, int]:
+        """{config file: how many of `paths` its `exclude` drops}."""
+        out: dict[str, int] = {}
+        for p in paths:
+            res = self.resolve(p)
+            if res.config is not None and res.excluded(p):
+                out[res.config.path] = out.get(res.config.path, 0) + 1
+        return out
+
+    def weakened(self, paths: list[str], excluded: dict[str, int], hidden: dict[str, int]) -> list[str]:
+        """What settings files (not the command line) turned off in this run, and which file did it: excluded files,
+        ignored or unselected rules, changed severities, suppressed findings. Every summary shows these lines, so a
+        repository's config cannot turn broken configs into a silent "All checks passed"."""
+        from .reporters._paths import display_path
+
+        notes: list[str] = []
+        for origin, n in excluded.items():
+            notes.append(f"{n} file{'s' if n != 1 else ''} excluded by {display_path(origin)} (exclude)")
+        seen: set[str] = set()
+        for p in paths:
+            res = self.resolve(p)
+            cfg = res.config
+            if cfg is None or cfg.path in seen:
+                continue
+            seen.add(cfg.path)
+            where, v = display_path(cfg.path), cfg.values
+
+            def from_file(key: str) -> bool:
+                return key in v and res.sources.get(key, "").startswith(cfg.path)
+
+            off = [*(v["ignore"] if from_file("ignore") else []), *v.get("extend-ignore", [])]
+            if off:
+                notes.append(f"rules turned off by {where}: {', '.join(off)}")
+            if from_file("select") and [c.upper() for c in v["select"]] != ["ALL"]:
+                notes.append(f"only these rules selected by {where}: {', '.join(v['select']) or '(none)'}")
+            for pattern, codes in v.get("per-file-ignores", {}).items():
+                notes.append(f"rules turned off by {where} for {pattern}: {', '.join(codes)}")
+            if from_file("severity") and v["severity"]:
+                changed = ", ".join(f"{c}={lvl}" for c, lvl in v["severity"].items())
+                notes.append(f"severities changed by {where}: {changed}")
+        for origin, n in hidden.items():
+            if n:
+                notes.append(f"{n} finding{'s' if n != 1 else ''} suppressed by {display_path(origin)}")
+        return notes
+
     def fail_rank(self, path: str) -> int:
         from .diagnostics import Severity
 
@@ -459,9 +511,10 @@ class Project:
         """Lint one path with its resolved settings: a DeepSpeed config, stdin (`-`), or an Accelerate config YAML
         (which brings the DeepSpeed config it names). `template`: a Settings whose other fields (set from the
         command line only, e.g. the memory options) every file shares. Raises `UnreadableFile`."""
-        from dataclasses import fields
+        from dataclasses import fields, replace
 
         from .api import lint_bytes, lint_path
+        from .fsio import read_roots
         from .rule import all_rules
 
         res = self.resolve(stdin_filename if path == "-" and stdin_filename else path)
@@ -472,6 +525,8 @@ class Project:
             settings.target = "hf"  # TrainingArguments means the HF Trainer reads the config
         selection = res.selection()
         rules = [*all_rules(), *res.policies] if res.policies else None
+        if path != "-" and limits.roots is None:  # reads stay in the tree (docs/security.md), the DeepSpeed config
+            limits = replace(limits, roots=read_roots(path))  # an Accelerate YAML names included
         if path == "-":
             data = sys.stdin.buffer.read(limits.max_bytes + 1)
             return [lint_bytes(data, stdin_filename or "<stdin>", settings, selection, limits, rules)]

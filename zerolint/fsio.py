@@ -7,6 +7,9 @@
 - a file that changed since it was read (mtime, size or content hash) is not replaced;
 - a symlink whose target lies outside the tree being checked (the working directory or the root given on the
   command line) is not followed for writing; a symlink inside it is written through (the link stays a link).
+
+Report files (`write_output`) and reads of configs (`check_read`) follow the same out-of-tree rule; the threat
+model is in docs/security.md.
 """
 
 from __future__ import annotations
@@ -114,3 +117,110 @@ def _check_unchanged(real: str, snap: Snapshot) -> None:
         raise WriteRefused(f"{snap.path}: cannot be re-read before writing ({e.strerror or e}); not written") from None
     if st.st_mtime_ns != snap.mtime_ns or st.st_size != snap.size or hashlib.sha256(now).hexdigest() != snap.sha256:
         raise WriteRefused(f"{snap.path}: changed since zerolint read it; not written (run again)")
+
+
+# -- report files (-o, the Action's SARIF, verify's outputs, baselines) ------------------------------------------------
+
+class OutputError(Exception):
+    """A report file could not be written (exit code 2); nothing was left at its path."""
+
+
+def write_output(path: str, text: str | bytes) -> None:
+    """Write a report file all or nothing, never through a link: a temporary file is created beside it with
+    O_CREAT|O_EXCL|O_NOFOLLOW (relative to a descriptor of the directory, so a directory swapped for a link later
+    changes nothing), written, synced and renamed over `path`. A rename replaces a link planted at `path` instead of
+    following it, but a link there is refused anyway so that the user hears about it. A path written inside the
+    working directory must not reach outside it through a symlinked directory (a PR can commit `reports -> /home`);
+    a path the user wrote outside it (`$RUNNER_TEMP/zerolint.sarif`) is the user's choice. Raises OutputError."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    target = os.path.abspath(path)
+    directory, name = os.path.split(target)
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{path}: is a symbolic link; zerolint does not write reports through links (remove it "
+                          "or choose another path)")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"{path}: exists and is not a regular file")
+    if not os.path.isdir(directory):
+        raise OutputError(f"{path}: cannot write: the directory {directory} does not exist")
+    cwd = os.getcwd()
+    real_dir = os.path.realpath(directory)
+    if _within(target, cwd) and not _within(real_dir, os.path.realpath(cwd)):
+        raise OutputError(f"{path}: its directory is a symbolic link to {real_dir}, outside the working directory; "
+                          "not written")
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    tmp = None
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(100):
+            candidate = f".{name}.{os.urandom(6).hex()}.zerolint-tmp"
+            try:
+                fd = os.open(candidate, flags, 0o666, dir_fd=dfd)  # the umask applies, as for any new file
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        else:  # pragma: no cover - 100 collisions of 48 random bits
+            raise OutputError(f"{path}: cannot create a temporary file in {directory}")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if st is not None:  # replacing a report: keep its permission bits
+                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        tmp = None
+        try:
+            os.fsync(dfd)
+        except OSError:  # pragma: no cover - filesystems without directory fsync
+            pass
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e}); nothing was written") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+        os.close(dfd)
+
+
+# -- reads stay in the tree -------------------------------------------------------------------------------------------
+
+# Pseudo-filesystems: /proc/self/environ is a regular file full of secrets, /dev/stdin a link to a pipe.
+NEVER_READ = ("/proc", "/sys", "/dev")
+
+
+class ReadRefused(Exception):
+    """A config path that resolves outside the tree it was found in, or into /proc, /sys or /dev."""
+
+
+def read_roots(path: str) -> tuple[str, ...]:
+    """The tree a config named on the command line may be read from. A path inside the working directory (as
+    written, before links are resolved) is held to the working directory: the repository root in CI, so a link a
+    pull request commits cannot reach ~/.docker/config.json. A path the user wrote outside it (`/data/ds.json`,
+    `../other/ds.json`) is the user's choice and is held to its own directory."""
+    cwd = os.getcwd()
+    target = os.path.abspath(path)
+    if _within(target, cwd) or _within(target, os.path.realpath(cwd)):
+        return (os.path.realpath(cwd),)
+    return (os.path.realpath(os.path.dirname(target)),)
+
+
+def check_read(path: str, roots: Iterable[str] | None) -> None:
+    """Raise ReadRefused when `path` resolves into /proc, /sys or /dev, or (with `roots`) out of every root."""
+    real = os.path.realpath(path)
+    for forbidden in NEVER_READ:
+        if _within(real, forbidden):
+            raise ReadRefused(f"{path}: resolves to {real}; zerolint never reads {forbidden}")
+    if roots is not None and not any(_within(real, r) for r in roots):
+        raise ReadRefused(f"{path}: resolves to {real}, outside the tree being checked ({', '.join(roots)}); "
+                          "not read")

@@ -141,10 +141,12 @@ def write_baseline(path: str, diagnostics: Sequence[Diagnostic]) -> int:
         else:
             grouped[key] = {"file": key[0], "code": d.code, "pointer": d.pointer, "count": 1, "message": d.message}
     payload = {"zerolint-baseline": BASELINE_FORMAT, "entries": [grouped[k] for k in sorted(grouped)]}
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    from .fsio import OutputError, write_output  # whole or nothing, never through a link
+
+    try:
+        write_output(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    except OutputError as e:
+        raise ConfigError(str(e)) from None
     return len(grouped)
 
 
@@ -199,6 +201,11 @@ class Suppressions:
                 else:
                     entry.used += 1
         return kept, self._unused(checked)
+
+    def hidden_by(self) -> dict[str, int]:
+        """{config or baseline file: how many findings its entries hid} (for the summary)."""
+        return {origin: sum(e.used for e in entries) for origin, entries in [*self._config.items(),
+                                                                               *self._baseline.items()]}
 
     def _unused(self, checked: list[tuple[str, Any]]) -> list[Diagnostic]:
         out = []

@@ -47,7 +47,8 @@ def annotation(d: Diagnostic) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict) -> str:
-    return "".join(annotation(d) + "\n" for d in diagnostics)
+    notes = "".join(f"::notice title=zerolint settings::{escape_data(safe(n))}\n" for n in summary.get("notes", ()))
+    return "".join(annotation(d) + "\n" for d in diagnostics) + notes
 
 
 def _cell(text: str) -> str:
@@ -60,6 +61,8 @@ def step_summary(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
     from .text import summary_line
 
     lines = ["## zerolint", "", summary_line(summary), ""]
+    if summary.get("notes"):  # what the repository's settings files turned off
+        lines += [f"- :warning: {_cell(n)}" for n in summary["notes"]] + [""]
     if diagnostics:
         lines += ["| | File | Line | Rule | Message |", "| --- | --- | --- | --- | --- |"]
         for d in diagnostics[:MAX_SUMMARY_ROWS]:

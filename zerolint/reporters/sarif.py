@@ -126,13 +126,17 @@ def build(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], 
             index[d.code] = len(rules)
             rules.append(_descriptor(d.code, d))
     results = [_result(d, index[d.code], documents.get(d.file)) for d in diagnostics]
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if summary.get("notes"):  # what the repository's settings files turned off (excluded files, ignored rules)
+        invocation["toolConfigurationNotifications"] = [{"level": "warning", "message": {"text": safe(n)}}
+                                                        for n in summary["notes"]]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "zerolint", "version": __version__, "semanticVersion": __version__,
                                 "informationUri": INFORMATION_URI, "rules": rules}},
-            "invocations": [{"executionSuccessful": True}],
+            "invocations": [invocation],
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
             "columnKind": "unicodeCodePoints",
             "results": results,

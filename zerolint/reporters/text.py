@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 
 from ..diagnostics import Diagnostic
 from ..document import Document
-from . import safe
+from . import safe, safe_line
 
 _STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 
@@ -43,11 +43,11 @@ def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) 
     """Lines of (style, text) for one diagnostic."""
     sev = d.severity.value
     out: list[tuple[str, str]] = [
-        ("", f"{safe(d.file)}:{d.line}:{d.column}: "),
+        ("", f"{safe_line(d.file)}:{d.line}:{d.column}: "),
         (_STYLE[sev], f"{sev}"),
         ("", " "),
         ("bold", f"{d.code}"),
-        ("", f" [{d.name}] {safe(d.message)}\n"),
+        ("", f" [{d.name}] {safe_line(d.message)}\n"),
     ]
     if doc is not None and 1 <= d.line <= doc.line_count:
         line, shown = _source_line(doc, d.line)
@@ -67,17 +67,17 @@ def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) 
         ]
     if d.related:
         for r in d.related:
-            out.append(("dim", f"   = note: {safe(r.message)} at {r.line}:{r.column}\n"))
+            out.append(("dim", f"   = note: {safe_line(r.message)} at {r.line}:{r.column}\n"))
     if d.help:
         out.append(("bold", "   = help: "))
-        out.append(("", f"{safe(d.help)}\n"))
+        out.append(("", f"{safe_line(d.help)}\n"))
     alternatives = [f for f in d.fixes if f is not d.fix]
     fix = d.fix
     if fix is not None:
         kind = "fix" if fix.safe else "unsafe fix"
-        out.append(("green", f"   = {kind}: {safe(fix.description)}\n"))
+        out.append(("green", f"   = {kind}: {safe_line(fix.description)}\n"))
     for alt in alternatives:
-        out.append(("green", f"   = option ({alt.choice or 'alternative'}): {safe(alt.description)}\n"))
+        out.append(("green", f"   = option ({alt.choice or 'alternative'}): {safe_line(alt.description)}\n"))
     if d.url:
         out.append(("dim", f"   = docs: {d.url}\n"))
     return out
@@ -98,6 +98,11 @@ def summary_line(summary: dict) -> str:
     return line
 
 
+def note_lines(summary: dict) -> list[str]:
+    """What settings files turned off in this run (excluded files, ignored rules, suppressions), one line each."""
+    return [f"note: {safe_line(n)}" for n in summary.get("notes", ())]
+
+
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
            quiet: bool = False) -> str:
     chunks: list[str] = []
@@ -106,6 +111,7 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
             chunks.append("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
             chunks.append("\n")
     chunks.append(summary_line(summary) + "\n")
+    chunks += [line + "\n" for line in note_lines(summary)]
     return "".join(chunks)
 
 
@@ -124,3 +130,5 @@ def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Docume
             console.print(t, end="")
             console.print()
     console.print(Text(summary_line(summary), style="bold"))
+    for line in note_lines(summary):
+        console.print(Text(line, style="yellow"))

@@ -19,8 +19,9 @@ from ..engine import Selection
 from ..view import Settings, View
 from . import cache
 from .report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
+from .ops import build_ops
 from .resolve import build_plan, model_spec, parse_params
-from .runner import RunOptions, cpu_model, detect_gpus, run_plan
+from .runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -37,7 +38,8 @@ class VerifyOptions:
     params: str | None = None
     seq_len: int | None = None
     steps: int = 3
-    timeout: float = 300.0
+    timeout: float = 300.0  # the run only
+    build_timeout: float = 1800.0  # the op build phase (zerolint/verify/ops.py)
     target: str = "auto"
     formats: tuple = ("text",)
     outputs: tuple = ()
@@ -80,11 +82,20 @@ class Progress:
                 "initialize": "deepspeed.initialize", "inspect": "inspecting the engine",
                 "done": "done", "failed": "failed"}.get(phase, phase)
         if self.status is not None:
-            if phase.startswith("first use"):
-                self.status.console.print(f"[yellow]{text}[/]")
             self.status.update(f"verify {self.label}: {text}")
         else:
             print(f"zerolint verify: {self.label}: {text}", file=sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        """A line that stays (a removed stale lock, a wait for another build), even under a spinner."""
+        if not self.enabled:
+            return
+        if self.status is not None:
+            from rich.markup import escape
+
+            self.status.console.print(f"[yellow]zerolint verify: {escape(text)}[/]")
+        else:
+            print(f"zerolint verify: {text}", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         if self.status is not None:
@@ -163,12 +174,19 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
         if record is not None:
             rep.cached = True
         else:
+            ext_dir = cache.extensions_dir(device_kind)
             progress.start(f"{path} ({label})")
             try:
-                record = run_plan(plan, RunOptions(
-                    accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
-                    extensions_dir=cache.extensions_dir(device_kind), progress=progress,
-                    keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
+                build = build_ops(needed_ops(plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
+                                  progress.note)
+                if build["status"] == "build-timeout":  # the build, not the config, was slow: nothing was run
+                    record = {**base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
+                else:
+                    record = run_plan(plan, RunOptions(
+                        accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
+                        extensions_dir=ext_dir, progress=progress,
+                        keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
+                record["build"] = build
             finally:
                 progress.stop()
             if record.get("status") in ("pass", "fail", "skip"):
@@ -254,8 +272,12 @@ def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
         else:
             text = render_text(reports, compare, documents, summary, quiet=opts.quiet)
         if i in files:
-            with open(files[i], "w", encoding="utf-8") as f:
-                f.write(text)
+            from ..fsio import OutputError, write_output  # whole or nothing, never through a link
+
+            try:
+                write_output(files[i], text)
+            except OutputError as e:
+                raise UsageError(str(e)) from None
         else:
             sys.stdout.write(text)
             sys.stdout.flush()
