@@ -56,6 +56,12 @@ def _check_rule_codes(codes: list[str], option: str) -> None:
 @click.version_option(__version__, prog_name="zerolint")
 def main() -> None:
     """zerolint: find the mistakes in a DeepSpeed config before the job starts."""
+    try:  # every command resolves paths against it; a deleted working directory is a usage error, not a traceback
+        os.getcwd()
+    except OSError as e:
+        click.echo(f"zerolint: error: the working directory is not accessible ({e.strerror or e}); cd to an "
+                   "existing directory", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 @main.command()
