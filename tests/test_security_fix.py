@@ -1,0 +1,94 @@
+"""Security regressions of the fixer and of start-up (issue 12 items 4, 9, 11, 12, 14, 15): each test reproduces the
+attack that once worked and checks that it no longer does.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+TIMEOUT = 120
+
+
+def run(*args, cwd, input=None, env=None):
+    full_env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env.pop("GITHUB_ACTIONS", None)
+    return subprocess.run([sys.executable, "-m", "zerolint", *args], input=input, capture_output=True, cwd=cwd,
+                          env=full_env, timeout=TIMEOUT)
+
+
+# -- item 14: no rules bundle: nothing written into the package, no code loaded from a cache file ---------------------
+
+def _fake_rules(tmp_path, monkeypatch):
+    import importlib
+
+    pkg = tmp_path / "planted_rules"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a_rule.py").write_text("VALUE = 'from the source'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    return pkg, importlib.import_module("planted_rules")
+
+
+def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tmp_path, monkeypatch):
+    from zerolint.rule import _rule_modules
+
+    pkg, package = _fake_rules(tmp_path, monkeypatch)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    bundle = pkg / "__pycache__" / f"rules-bundle.{sys.implementation.cache_tag}.marshal"
+    os.symlink(victim, f"{bundle}.{os.getpid()}.tmp")  # the old writer's predictable temp name
+    os.symlink(victim, bundle)
+    try:
+        loaded = dict(_rule_modules(package))
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
+            del sys.modules[name]
+    assert loaded["a_rule"].VALUE == "from the source"
+    assert victim.read_text() == "precious"
+
+
+def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
+    from zerolint.rule import _rule_modules
+
+    pkg, package = _fake_rules(tmp_path, monkeypatch)
+    st = (pkg / "a_rule.py").stat()
+    planted = {"version": 1, "sources": [("a_rule", st.st_size, st.st_mtime_ns)],
+               "modules": [("a_rule", compile("VALUE = 'planted'", str(pkg / "a_rule.py"), "exec"))]}
+    bundle = pkg / "__pycache__" / f"rules-bundle.{sys.implementation.cache_tag}.marshal"
+    bundle.write_bytes(marshal.dumps(planted))
+    try:
+        loaded = dict(_rule_modules(package))
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
+            del sys.modules[name]
+    assert loaded["a_rule"].VALUE == "from the source"
+
+
+# -- item 15: a deleted working directory is a usage error ------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["check", "CFG"], ["check", "--fix", "CFG"], ["rules"]])
+def test_deleted_working_directory_exits_2_with_a_message(tmp_path, args):
+    cfg = tmp_path / "ds.json"
+    cfg.write_text('{"train_batch_size": 8}\n')
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys, runpy\nos.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\nsys.argv = ['zerolint'] + "
+            "sys.argv[2:]\nrunpy.run_module('zerolint', run_name='__main__')")
+    full = [str(cfg) if a == "CFG" else a for a in args]
+    r = subprocess.run([sys.executable, "-c", code, str(gone), *full], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=TIMEOUT)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == ("zerolint: error: the working directory is not accessible (No such file or directory); cd to "
+                        "an existing directory\n")
+    assert cfg.read_text() == '{"train_batch_size": 8}\n'
