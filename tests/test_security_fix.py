@@ -92,3 +92,21 @@ def test_deleted_working_directory_exits_2_with_a_message(tmp_path, args):
     assert r.stderr == ("zerolint: error: the working directory is not accessible (No such file or directory); cd to "
                         "an existing directory\n")
     assert cfg.read_text() == '{"train_batch_size": 8}\n'
+
+
+# -- item 12: --diff escapes the config's control characters -----------------------------------------------------------
+
+def test_diff_prints_escape_sequences_from_the_config_escaped(tmp_path):
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;Y3VybCBldmlsLnNo\x07\u202e"
+    text = ('{\r\n  "train_batch_size": 8, # ' + hostile + '\r\n  "offload_optimizer": {"device": "cpu"},\r\n'
+            '  "zero_optimization": {"stage": 2}\r\n}\r\n')
+    cfg = tmp_path / "ds.json"
+    cfg.write_bytes(text.encode("utf-8"))
+    r = run("check", "--diff", "--select", "ZL101", "ds.json", cwd=tmp_path)
+    out = r.stdout.decode("utf-8")
+    assert r.returncode == 1, r.stderr
+    assert not any(c in out for c in "\x1b\x07\u202e")
+    assert ('   "train_batch_size": 8, # \\x1b]0;owned\\x07\\x1b[2J\\x1b]52;c;Y3VybCBldmlsLnNo\\x07\\u202e\r\n'
+            in out.splitlines(keepends=True))
+    assert "-  \"offload_optimizer\": {\"device\": \"cpu\"},\r\n" in out.splitlines(keepends=True)  # line ends kept
+    assert cfg.read_bytes() == text.encode("utf-8")

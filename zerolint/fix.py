@@ -242,14 +242,21 @@ def _lines(s: str) -> list[str]:
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
-    """A unified diff of a fix, keeping the file's own line ends."""
+    """A unified diff of a fix, keeping the file's own line ends. Control characters from the config (an escape
+    sequence that sets the terminal title, clears the screen or writes the clipboard with OSC 52) and from the file
+    name are printed as visible escapes, never raw."""
     import difflib
+
+    from .reporters import safe, safe_line
 
     a = _lines(before)
     b = _lines(after)
     out = []
     rel = not path.startswith(("/", "<")) and not re.match(r"[A-Za-z]:[\\/]", path)
-    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}" if rel else path, tofile=f"b/{path}" if rel else path):
+    name = safe_line(path)
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{name}" if rel else name, tofile=f"b/{name}" if rel else name):
+        body = line.rstrip("\r\n")
+        line = safe(body) + line[len(body):]
         if not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         out.append(line)
