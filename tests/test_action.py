@@ -1,6 +1,9 @@
 """The GitHub Action (action.yml): valid metadata, and its run steps executed with bash in a simulated GitHub
 environment (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_BASE_REF, a pull request in a temporary git repository).
-`uses:` steps (setup-python, upload-sarif) and the install step are GitHub's part and are not run here."""
+`uses:` steps (setup-python, upload-sarif) are GitHub's part and are not run here. The install step runs, offline:
+ZEROLINT_ACTION_VENV (workflow env, documented in action.yml) points it at the virtual environment running these
+tests instead of creating one and pip-installing into it; everything after that (the `-I` calls by absolute path,
+from the pull request's checkout as working directory) is the action's real code path."""
 
 from __future__ import annotations
 
@@ -110,6 +113,7 @@ class Runner:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "ZL_"))}
         env.update({
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            "ZEROLINT_ACTION_VENV": sys.prefix,
             "GITHUB_ACTIONS": "true", "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_WORKSPACE": str(self.workspace),
             "GITHUB_OUTPUT": str(output_file), "GITHUB_STEP_SUMMARY": str(self.summary),
             "RUNNER_TEMP": str(self.tmp), "NO_COLOR": "1",
@@ -125,6 +129,7 @@ class Runner:
 
 def test_pull_request_lints_only_the_changed_configs(pull_request, tmp_path):
     runner = Runner(pull_request, tmp_path, {"sarif": "zerolint.sarif"}, base_ref="main")
+    assert runner.run("install").returncode == 0
     r = runner.run("files")
     assert r.returncode == 0, r.stderr
     assert runner.outputs["files"]["count"] == "2"
@@ -133,8 +138,9 @@ def test_pull_request_lints_only_the_changed_configs(pull_request, tmp_path):
     annotated = sorted({m.group(1) for m in re.finditer(r"^::\w+ file=([^,]+),", r.stdout, re.M)})
     assert annotated == ["configs/ds_config.json", "zero3.json"]
     assert "::error file=configs/ds_config.json,line=7,col=5," in r.stdout
-    assert runner.outputs["run"] == {"sarif": "zerolint.sarif", "exit-code": "1"}
-    sarif = json.loads((pull_request / "zerolint.sarif").read_text())
+    assert runner.outputs["run"] == {"sarif": str(tmp_path / "zerolint.sarif"), "exit-code": "1"}
+    assert not (pull_request / "zerolint.sarif").exists()  # under $RUNNER_TEMP, never in the checkout
+    sarif = json.loads((tmp_path / "zerolint.sarif").read_text())
     uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in sarif["runs"][0]["results"]}
     assert uris == {"configs/ds_config.json", "zero3.json"}
     summary = runner.summary.read_text()
@@ -146,6 +152,7 @@ def test_pull_request_lints_only_the_changed_configs(pull_request, tmp_path):
 def test_files_input_and_inputs_reach_zerolint(pull_request, tmp_path):
     runner = Runner(pull_request, tmp_path, {"files": "legacy/*.json\n  configs", "fail-on": "warning",
                                              "target": "hf", "world-size": "8", "deepspeed-version": "0.19.8"})
+    assert runner.run("install").returncode == 0
     assert runner.run("files").returncode == 0
     assert runner.outputs["files"]["count"] == "2"
     r = runner.run("run")
@@ -166,12 +173,13 @@ def test_no_changed_config_is_a_clean_pass_with_a_summary(pull_request, tmp_path
     (pull_request / "README.md").write_text("docs\n")
     _git("commit", "-q", "-am", "docs", cwd=pull_request)
     runner = Runner(pull_request, tmp_path, {"sarif": "out.sarif"}, base_ref="main")
+    assert runner.run("install").returncode == 0
     assert runner.run("files").returncode == 0
     assert runner.outputs["files"]["count"] == "0"
     r = runner.run("run")
     assert r.returncode == 0 and runner.outputs["run"]["exit-code"] == "0", r.stderr
     assert "No DeepSpeed config files to lint." in runner.summary.read_text()
-    assert json.loads((pull_request / "out.sarif").read_text())["runs"][0]["results"] == []
+    assert json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"] == []
     assert runner.run("Fail on findings").returncode == 0  # (its `if:` skips it on GitHub; exit 0 either way)
 
 
@@ -180,3 +188,146 @@ def test_not_a_checkout_is_a_clear_error(tmp_path):
     runner = Runner(tmp_path / "ws", tmp_path, {})
     r = runner.run("files")
     assert r.returncode == 2 and "run actions/checkout" in r.stdout
+
+
+# -- security (issue 12 items 1, 2, 6, 7, 8; docs/security.md) ---------------------------------------------------------
+
+def _commit_pr_files(work: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(text)
+    _git("add", ".", cwd=work)
+    _git("commit", "-q", "-m", "pr: more", cwd=work)
+
+
+def test_modules_in_the_pull_request_never_run(pull_request, tmp_path):
+    """Item 1: a PR adds modules that shadow zerolint, its dependencies, the stdlib and pip; each would leave a
+    marker and turn the check green (exit 0). Run with `python -m` from the checkout, they all did."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    payload = ("import os, sys\n"
+               f"open(os.path.join({str(markers)!r}, {{name!r}}), 'w').write('ran')\n"
+               "os._exit(0)\n")
+    planted = {name: payload.format(name=name.replace("/", "_"))
+               for name in ("zerolint/__init__.py", "zerolint/__main__.py", "click.py", "json.py", "pip/__init__.py",
+                            "pip/__main__.py", "sitecustomize.py", "yaml.py", "encodings_extra.py")}
+    _commit_pr_files(pull_request, planted)
+    runner = Runner(pull_request, tmp_path, {"sarif": "zerolint.sarif"}, base_ref="main")
+    install = runner.run("install")
+    assert install.returncode == 0, install.stderr
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert "::error file=configs/ds_config.json,line=7,col=5," in r.stdout
+    assert json.loads((tmp_path / "zerolint.sarif").read_text())["runs"][0]["results"]
+    assert sorted(os.listdir(markers)) == []
+    assert runner.run("Fail on findings").returncode == 1
+
+
+def test_no_changed_config_writes_the_empty_sarif_with_the_isolated_interpreter(pull_request, tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    _git("checkout", "-q", "-b", "docs-only", "HEAD~1", cwd=pull_request)
+    _commit_pr_files(pull_request, {"json.py": f"open({str(markers / 'json')!r}, 'w')\n",
+                                    "zerolint/__init__.py": f"open({str(markers / 'zl')!r}, 'w')\n"})
+    runner = Runner(pull_request, tmp_path, {"sarif": "reports/empty.sarif"}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0 and runner.outputs["files"]["count"] == "0"
+    r = runner.run("run")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "reports" / "empty.sarif").read_text())["runs"][0]["results"] == []
+    assert os.listdir(markers) == []
+
+
+def test_symlinks_in_the_pull_request_are_neither_read_nor_written_through(pull_request, tmp_path):
+    """Items 2 and 6: a PR commits `zerolint.sarif` as a link to a file outside the checkout (the report would
+    overwrite it) and a config that links to a secret (it would be echoed into annotations and SARIF)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.sh"
+    victim.write_text("echo original\n")
+    secret = outside / "secret.json"
+    secret.write_text('{"auths": {"registry": {"auth": "SECRET-TOKEN-1234"}}, "fp16": {"enabled": true},\n'
+                      ' "bf16": {"enabled": true}}\n')
+    (pull_request / "zerolint.sarif").symlink_to(victim)
+    (pull_request / "ds_config_secret.json").symlink_to(secret)
+    _git("add", ".", cwd=pull_request)
+    _git("commit", "-q", "-m", "pr: links", cwd=pull_request)
+    runner = Runner(pull_request, tmp_path, {"sarif": "zerolint.sarif"}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    files = runner.run("files")
+    assert runner.outputs["files"]["count"] == "2" and "Skipped 1 symbolic link(s)" in files.stdout
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert victim.read_text() == "echo original\n"
+    sarif = (tmp_path / "zerolint.sarif").read_text()
+    for text in (r.stdout, r.stderr, sarif, runner.summary.read_text()):
+        assert "SECRET-TOKEN" not in text and "ds_config_secret" not in text
+
+
+def test_file_names_cannot_issue_workflow_commands(pull_request, tmp_path):
+    """Item 7: a PR adds a config whose name holds a newline and workflow commands. The listing prints it quoted on
+    one line between ::stop-commands:: markers, and the annotations escape it."""
+    name = "zero\n::add-mask::x\n::warning title=pwned::y.json"
+    _commit_pr_files(pull_request, {name: BROKEN})
+    runner = Runner(pull_request, tmp_path, {}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    files = runner.run("files")
+    assert files.returncode == 0 and runner.outputs["files"]["count"] == "3", files.stdout + files.stderr
+    lines = files.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
+    token = lines[start].split("::")[2]
+    assert len(token) > 30
+    end = lines.index(f"::{token}::")
+    assert all(line.startswith("  ") for line in lines[start + 1:end]) and end - start - 1 == 3
+    assert [line for line in lines if line.startswith("::")] == [lines[start], lines[end]]
+    assert "  $'zero\\n::add-mask::x\\n::warning title=pwned::y.json'" in lines
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1"
+    commands = [line for line in r.stdout.splitlines() if line.startswith("::")]
+    assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in commands), commands
+    assert "file=zero%0A%3A%3Aadd-mask%3A%3Ax%0A%3A%3Awarning title=pwned%3A%3Ay.json," in r.stdout
+
+
+def test_a_pull_requests_own_settings_cannot_turn_the_check_green(pull_request, tmp_path):
+    """Item 8: the PR adds a .zerolint.toml that excludes one broken config and ignores every rule, and a baseline
+    that records the other's findings. On a pull request the action ignores them (isolated: auto)."""
+    _commit_pr_files(pull_request, {".zerolint.toml": 'exclude = ["zero3.json"]\nignore = ["ALL"]\n'})
+    runner = Runner(pull_request, tmp_path, {}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert "::error file=zero3.json," in r.stdout and "::error file=configs/ds_config.json,line=7,col=5," in r.stdout
+    assert "All checks passed" not in runner.summary.read_text()
+
+
+def test_honoured_repository_settings_are_announced_in_every_summary(pull_request, tmp_path):
+    """Item 8: with `isolated: false` the settings apply, and the annotations and the step summary say what they
+    turned off and which file did it."""
+    _commit_pr_files(pull_request, {".zerolint.toml": 'exclude = ["zero3.json"]\nignore = ["ALL"]\n'})
+    runner = Runner(pull_request, tmp_path, {"isolated": "false"}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "0", r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["::notice title=zerolint settings::1 file excluded by .zerolint.toml (exclude)",
+                                     "::notice title=zerolint settings::rules turned off by .zerolint.toml: ALL"]
+    summary = runner.summary.read_text()
+    assert "All checks passed in 1 file." in summary
+    assert "- :warning: 1 file excluded by .zerolint.toml (exclude)" in summary
+    assert "- :warning: rules turned off by .zerolint.toml: ALL" in summary
+
+
+def test_trusted_config_input_applies_on_a_pull_request(pull_request, tmp_path):
+    trusted = tmp_path / "trusted" / ".zerolint.toml"
+    trusted.parent.mkdir()
+    trusted.write_text('ignore = ["ZL002"]\n')
+    _commit_pr_files(pull_request, {".zerolint.toml": 'ignore = ["ALL"]\n'})
+    runner = Runner(pull_request, tmp_path, {"config": str(trusted)}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert "ZL002" not in r.stdout.split("::notice")[0] and "::error file=configs/ds_config.json" in r.stdout
+    assert f"rules turned off by {trusted}: ZL002" in r.stdout
