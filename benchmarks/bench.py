@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_FILE = ROOT / "fixtures" / "examples" / "seed" / "ds_zero3_offload.json"
-CORPUS = ROOT.parent / "shared" / "corpus" / "real-world"
+CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 
 
 def machine() -> dict:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus" / "real-world"
+CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 SEED = ROOT / "fixtures" / "examples" / "seed"
 RULE_CASES = ROOT / "fixtures" / "rules"
 

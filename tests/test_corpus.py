@@ -1,9 +1,12 @@
-"""The real-world corpus (../shared/corpus/real-world, 77 configs from 21 repos) as a regression test: no crash,
+"""The real-world corpus (tests/data/corpus/real-world, 77 configs from 21 repos) as a regression test: no crash,
 no internal error, and the findings match the reviewed snapshot (tests/snapshots/corpus.txt; the review is in
 docs/corpus-review.md)."""
 
 from __future__ import annotations
 
+import hashlib
+
+from conftest import CORPUS
 from zerolint.api import lint_path
 from zerolint.view import Settings
 from snapshot import assert_snapshot
@@ -24,3 +27,12 @@ def test_corpus_every_target(corpus_files):
         for path in corpus_files:
             result = lint_path(str(path), Settings(target=target, world_size=8))
             assert all(d.code != "ZL000" for d in result.diagnostics), (target, path.name)
+
+
+def test_corpus_is_the_vendored_bytes():
+    # A regression corpus: its files are copies of their sources (SOURCES.tsv) and are never edited.
+    sums = dict(line.split("  ", 1)[::-1] for line in (CORPUS.parent / "SHA256SUMS").read_text("ascii").splitlines())
+    assert sorted(sums) == sorted(p.name for p in CORPUS.iterdir())
+    assert len([n for n in sums if n.endswith(".json")]) == 77
+    for name, digest in sums.items():
+        assert hashlib.sha256((CORPUS / name).read_bytes()).hexdigest() == digest, name

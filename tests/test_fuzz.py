@@ -24,7 +24,8 @@ from conftest import run_cli
 from zerolint.api import Limits, lint_bytes
 from zerolint.view import Settings
 
-FAST = settings(max_examples=150, deadline=None, derandomize=True,
+# derandomize, deadline and the example database come from the hypothesis profile (tests/conftest.py)
+FAST = settings(max_examples=150,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 LOCATED = re.compile(rb"^[^\n]*:\d+:\d+: (error|warning|info) ZL\d{3}", re.M)
 
@@ -100,7 +101,7 @@ def test_mutated_real_configs(seed_config, edits, target):
 
 
 @pytest.mark.parametrize("generator", sorted(set(fc.GENERATORS) - {"long_things", "deep_nesting"}))
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2 ** 32 - 1))
 def test_generators(generator, seed):
     rnd = random.Random(seed)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
+from conftest import CORPUS, SARIF_SCHEMA, SEED, missing, require
 from zerolint.api import lint_path
 from zerolint.cases import load_cases
 from zerolint.cli import main, make_summary
@@ -19,17 +18,11 @@ from zerolint.document import parse
 from zerolint.reporters import github, junit, sarif
 from zerolint.rule import all_rules
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ZEROLINT_SHARED", ROOT.parent / "shared"))
-SARIF_SCHEMA = SHARED / "schemas" / "sarif-2.1.0.json"
-CORPUS = SHARED / "corpus" / "real-world"
-SEED = ROOT / "fixtures" / "examples" / "seed"
-
 
 def _sarif_validator():
     if not SARIF_SCHEMA.is_file():
-        pytest.skip(f"the official SARIF schema is not at {SARIF_SCHEMA} (set ZEROLINT_SHARED to shared/)")
-    import jsonschema
+        missing(f"the official SARIF schema is not at {SARIF_SCHEMA}")
+    jsonschema = require("jsonschema")
 
     schema = json.loads(SARIF_SCHEMA.read_text("utf-8"))
     cls = jsonschema.validators.validator_for(schema)
@@ -47,7 +40,7 @@ def _lint_all(paths):
 def test_sarif_of_the_whole_corpus_validates_against_the_official_schema(tmp_path):
     validator = _sarif_validator()
     if not CORPUS.is_dir():
-        pytest.skip(f"the real-world corpus is not at {CORPUS}")
+        missing(f"the real-world corpus is not at {CORPUS}")
     paths = sorted(CORPUS.glob("*.json")) + sorted(SEED.glob("*.json"))
     # Every rule's bad cases too, so results with fixes and related locations are in the run.
     for rule in all_rules():

@@ -29,7 +29,7 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "rules"
 SEED_DIR = ROOT / "fixtures" / "examples" / "seed"
-CORPUS = ROOT.parent / "shared" / "corpus" / "real-world"
+CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 
 
 @dataclass

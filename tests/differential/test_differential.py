@@ -12,12 +12,14 @@ from collections import Counter
 
 import pytest
 
+from conftest import oracle
+
 from . import harness, mutations
 
 pytestmark = [
     pytest.mark.deepspeed,
     pytest.mark.slow,
-    pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed (CPU build) not installed"),
+    oracle(importlib.util.find_spec("deepspeed") is None, "deepspeed (CPU build) not installed"),
 ]
 
 SEED = 0
