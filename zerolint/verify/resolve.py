@@ -13,6 +13,9 @@ Pure Python (no torch, no deepspeed). What it does, in order (docs/verify.md lis
    that DeepSpeed's own error is what the report shows.
 3. nvme offload: `nvme_path` is pointed at a fresh temporary directory.
 4. Monitors (tensorboard, wandb, csv_monitor, comet) are switched off: no files, no network.
+   Every other key that names a path or a module (zerolint/machine_keys.py) is neutralised too: paths point
+   into the run's temp dir, module lists are dropped (DeepSpeed then uses its defaults). Each such change is
+   listed with kind "neutralised", so the report says what verify did not honour.
 5. No `optimizer` section: the client optimizer HF / Accelerate would pass (torch AdamW; DeepSpeedCPUAdam when
    `zero_optimization.offload_optimizer.device` is cpu/nvme, as accelerate's `_prepare_deepspeed` swaps it in).
    For hf/accelerate `zero_allow_untested_optimizer` is set, as `deepspeed_optim_sched` does.
@@ -21,12 +24,14 @@ Pure Python (no torch, no deepspeed). What it does, in order (docs/verify.md lis
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import consumers
+from .. import machine_keys
 from .. import pointer as jp
 from ..view import derive_batch as view_derive_batch
 
@@ -57,15 +62,20 @@ MONITORS = ("tensorboard", "wandb", "csv_monitor", "comet")
 BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
 
 
+ADJUSTED, NEUTRALISED = "adjusted", "neutralised"
+
+
 @dataclass
 class Change:
     pointer: str
     message: str
     before: Any = None
     after: Any = None
+    kind: str = ADJUSTED  # ADJUSTED: made runnable here | NEUTRALISED: a path or module key verify does not honour
 
     def to_json(self) -> dict:
-        return {"pointer": self.pointer, "message": self.message, "before": self.before, "after": self.after}
+        return {"pointer": self.pointer, "message": self.message, "before": self.before, "after": self.after,
+                "kind": self.kind}
 
 
 @dataclass
@@ -311,6 +321,40 @@ def _cap_batch(cfg: dict, world: int, changes: list[Change]) -> None:
         cfg[ptr[1:]] = after
 
 
+# Where neutralised paths point when the caller gives no temp dir: relative, so under the child's own temp working
+# directory (runner.py starts it there), never a shared directory such as /tmp.
+SCRATCH = "zerolint-scratch"
+
+
+def _file_name(name: str) -> str:
+    """One file name for a dotted key: user-chosen keys (a curriculum metric's name) can hold '/' or '..', so
+    anything but [A-Za-z0-9._-] becomes '_' and long names are cut (with a hash, so two keys never collide)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    if safe != name or len(safe) > 120:
+        safe = f"{safe[:100]}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+    return safe
+
+
+def neutralise(cfg: dict, scratch: str, changes: list[Change]) -> None:
+    """Point every path key into `scratch` and drop every module list (zerolint/machine_keys.py), so that a config
+    cannot make the verify run write, delete or read files outside its temp dir, or import code."""
+    for key, ptr, value in list(machine_keys.find_in_dict(cfg)):
+        if not machine_keys.acts(key, value):
+            continue  # DeepSpeed's own checks reject it before touching anything: its verdict is the point
+        name = machine_keys.dotted(ptr)
+        if key.kind == machine_keys.MODULES:
+            parent = _get(cfg, jp.parent(ptr))
+            parent.pop(jp.last(ptr))
+            changes.append(Change(ptr, f"{name} not honoured: {key.what}, so verify drops the list and DeepSpeed "
+                                  "uses its default classes", value, None, NEUTRALISED))
+            continue
+        # Both nvme_paths share one directory, as before (the swappers use their own sub-folders).
+        after = f"{scratch}/nvme" if ptr.endswith("/nvme_path") else f"{scratch}/{_file_name(name)}"
+        _set(cfg, ptr, after)
+        changes.append(Change(ptr, f"{name} not honoured: {key.what}; verify points it at {after} (its temp dir)",
+                              value, after, NEUTRALISED))
+
+
 def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int = 3, precision: str = "bf16",
                model: ModelSpec | None = None, tmpdir: str | None = None,
                client_optimizer: str = "auto") -> Plan:
@@ -322,12 +366,14 @@ def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int =
         _fill_auto(cfg, target, precision, steps, model.hidden, changes)
     _cap_batch(cfg, world_size, changes)
 
+    scratch = tmpdir or SCRATCH
+    neutralise(cfg, scratch, changes)
     z = cfg.get("zero_optimization")
     if isinstance(z, dict):
         for which in ("offload_optimizer", "offload_param"):
             block = z.get(which)
-            if isinstance(block, dict) and block.get("device") == "nvme":
-                path = f"{tmpdir or '/tmp'}/nvme"
+            path = f"{scratch}/nvme"
+            if isinstance(block, dict) and block.get("device") == "nvme" and block.get("nvme_path") != path:
                 changes.append(Change(f"/zero_optimization/{which}/nvme_path", f"nvme_path -> {path} (a temporary "
                                       "directory)", block.get("nvme_path"), path))
                 block["nvme_path"] = path
