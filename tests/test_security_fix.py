@@ -110,3 +110,55 @@ def test_diff_prints_escape_sequences_from_the_config_escaped(tmp_path):
             in out.splitlines(keepends=True))
     assert "-  \"offload_optimizer\": {\"device\": \"cpu\"},\r\n" in out.splitlines(keepends=True)  # line ends kept
     assert cfg.read_bytes() == text.encode("utf-8")
+
+
+# -- item 4: the fixer edits only the kind of file it parsed, and re-reads what it writes -----------------------------
+
+ACCELERATE_YAML = ("compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+                   "  zero3_init_flag: true\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_processes: 2\n")
+MISPLACED = '{\n  "offload_optimizer": {"device": "cpu"},\n  "zero_optimization": {"stage": 2}\n}\n'
+
+
+@pytest.mark.parametrize("mode", ["--fix-only", "--fix", "--diff"])
+def test_fix_never_rewrites_an_accelerate_yaml(tmp_path, mode):
+    (tmp_path / "acc.yaml").write_text(ACCELERATE_YAML)
+    (tmp_path / "ds.json").write_text(MISPLACED)
+    r = run("check", mode, "acc.yaml", cwd=tmp_path)
+    assert (tmp_path / "acc.yaml").read_text() == ACCELERATE_YAML
+    assert (tmp_path / "ds.json").read_text() == MISPLACED
+    err = r.stderr.decode()
+    assert ("zerolint: acc.yaml: not fixed: an Accelerate YAML is never edited; to fix the DeepSpeed config it names, "
+            "run --fix on ds.json\n") in err
+    assert r.returncode == {"--fix-only": 0, "--fix": 1, "--diff": 0}[mode], err
+    if mode == "--fix":  # the YAML's own finding and the named config's are still reported
+        out = r.stdout.decode()
+        assert "acc.yaml:6:1: error ZL520 " in out and "ds.json:2:3: error ZL101 " in out
+
+
+def test_fix_of_yaml_on_stdin_prints_it_unchanged(tmp_path):
+    r = run("check", "--fix", "--stdin-filename", "acc.yaml", "-", cwd=tmp_path, input=ACCELERATE_YAML.encode())
+    assert r.stdout.decode() == ACCELERATE_YAML
+    assert "zerolint: acc.yaml: not fixed: an Accelerate YAML is never edited\n" in r.stderr.decode()
+
+
+@pytest.mark.parametrize("original,broken,reader", [
+    (MISPLACED, MISPLACED.replace("}\n}", "}\n"), "json"),  # json stays json
+    ('{\n  a: 1 # hjson\n}\n', '{\n  a: [1 # hjson\n}\n', "hjson"),  # hjson stays readable by DeepSpeed
+])
+def test_a_fixed_text_that_does_not_parse_with_the_files_reader_is_not_written(tmp_path, capsys, original, broken,
+                                                                                reader):
+    from zerolint.api import Limits
+    from zerolint.fix import FixResult
+    from zerolint.fixcli import run_fixes
+
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(original)
+    path = str(cfg)
+    code = run_fixes([path], [path], [], None, None, Limits(), fix=True, diff=False, fix_only=True, unsafe=False,
+                     prefer=(), formats=(), outputs=(), quiet=True, color=False, fail_on="error",
+                     stdin_filename=None, fixer_factory=lambda name: (lambda t: FixResult(text=broken, original=t)))
+    assert code == 2
+    assert cfg.read_text() == original
+    err = capsys.readouterr().err
+    assert f"zerolint: error: {path}: the fixed text does not parse with {reader} any more (" in err
+    assert err.rstrip().endswith("; not written")

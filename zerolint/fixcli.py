@@ -39,6 +39,61 @@ def roots_for(args: Sequence[str]) -> list[str]:
     return roots
 
 
+YAML_SUFFIXES = (".yaml", ".yml")  # hf.YAML_SUFFIXES (hf is imported only when a YAML is read)
+
+
+def is_yaml(name: str) -> bool:
+    return name.lower().endswith(YAML_SUFFIXES)
+
+
+def reader_of(text: str) -> str:
+    """The reader a fixed file must still satisfy: "json" when `json.loads` reads the original (HF, Accelerate),
+    else "hjson" (DeepSpeed). YAML files are never edited."""
+    import json
+
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return "hjson"
+    return "json"
+
+
+def reread_error(reader: str, text: str) -> str:
+    """'' when `text` still parses with `reader`, else why not: the last check before anything is written (fix_text
+    verifies every pass already; this holds even if a fixer, e.g. upgrade's, did not)."""
+    try:
+        if reader == "json":
+            import json
+
+            json.loads(text)
+        else:
+            import hjson
+
+            hjson.loads(text)
+    except Exception as e:  # any failure of the reader means the file would no longer load
+        return f"the fixed text does not parse with {reader} any more ({type(e).__name__}: {str(e)[:200]})"
+    return ""
+
+
+def accelerate_outcomes(path: str, settings, selection, limits) -> list[FileOutcome]:
+    """An Accelerate YAML is linted (with the DeepSpeed config it names) but never edited: the fixer edits only
+    json/hjson DeepSpeed configs, and a YAML rewritten by them would no longer load (issue 12 item 4)."""
+    from dataclasses import replace
+
+    from .fsio import read_roots
+    from .hf import lint_accelerate
+
+    if limits.roots is None:
+        limits = replace(limits, roots=read_roots(path))
+    results = lint_accelerate(path, settings, selection, limits)
+    named = [r.path for r in results[1:]]
+    how = f"; to fix the DeepSpeed config it names, run --fix on {named[0]}" if named else ""
+    out = [FileOutcome(results[0].path, results[0].document, results[0].diagnostics,
+                       note=f"not fixed: an Accelerate YAML is never edited{how}")]
+    out += [FileOutcome(r.path, r.document, r.diagnostics) for r in results[1:]]
+    return out
+
+
 def fix_bytes(data: bytes, path: str, settings, selection, limits, unsafe: bool, prefer: Sequence[str],
               fixer: Callable | None = None):
     """(original text or None, FixResult or None, lint Result of the original when no fix was attempted)."""
@@ -76,6 +131,18 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
     any_diff = False
     for path in paths:
         name = (stdin_filename or "<stdin>") if path == "-" else path
+        if is_yaml(name):
+            try:
+                if path == "-":
+                    data = sys.stdin.buffer.read(limits.max_bytes + 1)
+                    if stdin_fixed_out:
+                        sys.stdout.buffer.write(data)
+                    outcomes.append(FileOutcome(name, None, note="not fixed: an Accelerate YAML is never edited"))
+                else:
+                    outcomes.extend(accelerate_outcomes(path, settings, selection, limits))
+            except UnreadableFile as e:
+                unreadable.append(str(e))
+            continue
         try:
             data = sys.stdin.buffer.read(limits.max_bytes + 1) if path == "-" else read_bytes(path, limits)
         except UnreadableFile as e:
@@ -98,10 +165,16 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
                 any_diff = True
                 click.echo(unified_diff(name, text, result.text), nl=False)
         elif path == "-":
-            sys.stdout.buffer.write(result.text.encode("utf-8"))
+            problem = reread_error(reader_of(text), result.text) if result.changed else ""
+            if problem:
+                refused.append(f"{name}: {problem}; the input is printed unchanged")
+            sys.stdout.buffer.write(data if problem else result.text.encode("utf-8"))
             sys.stdout.flush()
         elif result.changed:
             try:
+                problem = reread_error(reader_of(text), result.text)
+                if problem:
+                    raise WriteRefused(f"{path}: {problem}; not written")
                 atomic_write(path, result.text.encode("utf-8"), snapshot, roots)
             except (WriteRefused, OSError) as e:
                 refused.append(str(e) if isinstance(e, WriteRefused) else f"{path}: cannot write ({e.strerror or e})")
