@@ -39,7 +39,8 @@ else:
         # hypothesis still keeps caches (the unicode tables): outside the tree, not in ./.hypothesis
         from hypothesis.configuration import set_hypothesis_home_dir
 
-        set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"zerolint-hypothesis-{getattr(os, 'getuid', lambda: 0)()}")
+        user = getattr(os, "getuid", lambda: "user")()
+        set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"zerolint-hypothesis-{user}")
 
 
 # --- oracles: a missing one skips on a developer's machine, and fails the run when CI=true -----------------------

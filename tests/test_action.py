@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, SEED
+from conftest import ROOT, SEED, missing
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
 STEPS = {s.get("id") or s["name"]: s for s in ACTION["runs"]["steps"]}
@@ -59,7 +59,7 @@ def pull_request(tmp_path):
     configs/ds_config.json (now broken), adds zero3.json (broken), and touches a file that is not a config. A broken
     config the PR does not touch, legacy/ds_config_old.json, must not be linted."""
     if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+        missing("git is not installed")
     origin, work = tmp_path / "origin.git", tmp_path / "work"
     _git("init", "-q", "--bare", str(origin), cwd=tmp_path)
     _git("init", "-q", "-b", "main", str(work), cwd=tmp_path)

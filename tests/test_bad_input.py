@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import fuzzcases as fc
-from conftest import ROOT
+from conftest import ROOT, require
 from zerolint.api import Limits, lint_bytes
 
 TIMEOUT = 60  # seconds: a hang fails the test instead of the CI job
@@ -214,7 +214,7 @@ def test_check_never_imports_what_a_config_names(tmp_path):
 
 
 def test_accelerate_yaml_is_loaded_safely(tmp_path):
-    pytest.importorskip("yaml")
+    require("yaml")
     marker = tmp_path / "PWNED"
     payloads = [
         f"!!python/object/apply:os.system ['touch {marker}']",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import require
 from zerolint.estimate import BUILD, FWD, Cluster, Plan, Workload, estimate_plan
 from zerolint.modelspec import from_params
 
@@ -34,7 +35,7 @@ P, L = 6_720_000_000, 131_072_000  # divisible by every world size below
 
 @pytest.fixture(scope="module")
 def ds():
-    pytest.importorskip("deepspeed")
+    require("deepspeed")
     from deepspeed.runtime.zero.stage3 import estimate_zero3_model_states_mem_needs as z3
     from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs as z2
 

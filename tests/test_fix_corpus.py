@@ -8,14 +8,14 @@ import json
 import hjson
 import pytest
 
-from conftest import CORPUS, run_cli
+from conftest import CORPUS, oracle, run_cli
 from zerolint.document import parse
 from zerolint.fix import fix_text, unified_diff
 
 FILES = sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 
 
-@pytest.mark.skipif(not FILES, reason="corpus not found")
+@oracle(not FILES, "corpus not found")
 @pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
 def test_corpus_fixes_parse_and_relint_clean(unsafe):
     changed = 0
@@ -38,7 +38,7 @@ def test_corpus_fixes_parse_and_relint_clean(unsafe):
     assert changed >= (3 if unsafe else 0)
 
 
-@pytest.mark.skipif(not FILES, reason="corpus not found")
+@oracle(not FILES, "corpus not found")
 def test_corpus_diff_cli_matches_fix_text():
     before = {p: p.read_bytes() for p in FILES}
     r = run_cli("check", "--diff", "--unsafe-fixes", str(CORPUS))

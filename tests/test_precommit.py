@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, SEED
+from conftest import ROOT, SEED, missing
 
 pytestmark = pytest.mark.slow
 
@@ -35,13 +35,13 @@ def _git(*args, cwd):
 @pytest.fixture(scope="module")
 def pre_commit_home(tmp_path_factory):
     if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+        missing("git is not installed")
     try:
         _git("rev-parse", "--git-dir", cwd=ROOT)
     except subprocess.CalledProcessError:
-        pytest.skip(f"{ROOT} is not a git checkout: try-repo needs one")
+        missing(f"{ROOT} is not a git checkout: try-repo needs one")
     if subprocess.run([sys.executable, "-m", "pre_commit", "--version"], capture_output=True).returncode != 0:
-        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
+        missing("pre-commit is not installed (pip install -e '.[test]')")
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
