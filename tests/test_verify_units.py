@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from conftest import require
 from zerolint.document import parse
 from zerolint.view import Settings, View
 from zerolint.verify import resolve
@@ -75,7 +81,7 @@ def test_batch_left_for_deepspeed_to_reject(given):
 
 
 def test_derive_batch_agrees_with_deepspeed():
-    ds_config = pytest.importorskip("deepspeed.runtime.config")
+    ds_config = require("deepspeed.runtime.config")
     for tb, micro, gas in [(8, None, None), (8, 2, None), (8, None, 2), (None, 2, 2), (7, None, 2), (2, 2, 1)]:
         cfg = {k: v for k, v in (("train_batch_size", tb), ("train_micro_batch_size_per_gpu", micro),
                                  ("gradient_accumulation_steps", gas)) if v is not None}
@@ -125,7 +131,7 @@ def test_arch_list_and_params():
 
 
 def test_model_spec_counts_match_the_torch_model():
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from zerolint.verify.model import build
 
     for spec in (resolve.model_spec(), resolve.ModelSpec(vocab=300, hidden=32, layers=3, heads=2, seq=16)):
@@ -140,7 +146,7 @@ def test_model_spec_counts_match_the_torch_model():
 # -- mapping (real DeepSpeed exceptions, parse-only) -----------------------------------------------------------------
 
 def _ds_error(cfg: dict) -> dict:
-    ds_config = pytest.importorskip("deepspeed.runtime.config")
+    ds_config = require("deepspeed.runtime.config")
     from zerolint.verify.child import describe_error
 
     try:
@@ -247,3 +253,133 @@ def test_compare_fix_without_a_fix_engine(monkeypatch):
     monkeypatch.setitem(sys.modules, "zerolint.fix", None)  # as if zerolint/fix.py were absent
     info, text = _fixed("{}", "ds.json", VerifyOptions())
     assert text is None and info["available"] is False and "fix engine not available" in info["reason"]
+
+
+# -- build locks (zerolint/verify/locks.py): real processes, real files -------------------------------------------
+
+HOLD_TORCH_LOCK = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_EXCL)  # what torch's FileBaton.try_acquire does
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+os.close(fd)
+os.remove(sys.argv[1])  # FileBaton.release
+"""
+
+
+def _notes():
+    said: list[str] = []
+    return said, said.append
+
+
+def test_dead_torch_lock_is_removed_with_a_notice(tmp_path):
+    from zerolint.verify.locks import BuildLock
+
+    lock = tmp_path / "cpu_adam" / "lock"
+    lock.parent.mkdir()
+    lock.write_text("")  # a killed build's leftover: nobody holds it open
+    said, say = _notes()
+    t = time.monotonic()
+    with BuildLock(str(tmp_path), "cpu_adam", say) as bl:
+        bl.acquire(deadline=time.monotonic() + 30)
+        assert not lock.exists()
+        record = json.loads((tmp_path / "cpu_adam" / "zerolint-build.lock").read_text())
+        assert record["pid"] == os.getpid() and record["host"] == socket.gethostname()
+    assert time.monotonic() - t < 5
+    assert said == [f"removed a stale build lock left by a killed build: {lock}"]
+
+
+def test_live_torch_lock_is_waited_for_and_reported(tmp_path):
+    from zerolint.verify.locks import BuildLock
+
+    lock = tmp_path / "fused_adam" / "lock"
+    lock.parent.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_TORCH_LOCK, str(lock), "2"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        said, say = _notes()
+        t = time.monotonic()
+        bl = BuildLock(str(tmp_path), "fused_adam", say)
+        bl.acquire(deadline=time.monotonic() + 60)
+        waited = time.monotonic() - t
+        bl.release()
+    finally:
+        holder.wait(timeout=30)
+    assert 1.0 < waited < 20  # it waited for the live build to finish, and not for ever
+    assert len(said) == 1 and said[0].startswith(f"waiting for a live build of fused_adam by pid {holder.pid} (")
+    assert said[0].endswith(f"(it holds {lock})")
+    assert not lock.exists() and holder.returncode == 0  # the live builder's lock was left to its owner
+
+
+def test_live_torch_lock_past_the_deadline_raises(tmp_path):
+    from zerolint.verify.locks import BuildLock, LockTimeout
+
+    lock = tmp_path / "cpu_adam" / "lock"
+    lock.parent.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_TORCH_LOCK, str(lock), "30"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockTimeout, match=f"cpu_adam: still built by pid {holder.pid}"):
+            BuildLock(str(tmp_path), "cpu_adam", lambda s: None).acquire(deadline=time.monotonic() + 1)
+        assert lock.exists()  # never taken from a live builder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+HOLD_OUR_LOCK = """
+import sys, time
+from zerolint.verify.locks import BuildLock
+BuildLock(sys.argv[1], "cpu_adam", print).acquire(deadline=time.monotonic() + 30)
+open(sys.argv[1] + "/cpu_adam/lock", "w").close()  # and torch's, as a build in progress has
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_our_lock_dies_with_its_owner(tmp_path):
+    """A zerolint build holding the op's flock is waited for, by pid and host; SIGKILL it (no cleanup at all): the
+    kernel drops the flock, and the torch lock it left is removed as stale."""
+    from zerolint.verify.locks import BuildLock
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_OUR_LOCK, str(tmp_path)], stdout=subprocess.PIPE,
+                              text=True, cwd=ROOT)
+    assert holder.stdout.readline().strip() == "held"
+    said: list[str] = []
+
+    def say(msg: str) -> None:
+        said.append(msg)
+        if len(said) == 1:
+            holder.kill()  # the builder dies while we wait for it
+
+    bl = BuildLock(str(tmp_path), "cpu_adam", say)
+    t = time.monotonic()
+    bl.acquire(deadline=time.monotonic() + 30)
+    bl.release()
+    holder.wait()
+    assert time.monotonic() - t < 10
+    assert said == [f"waiting for a live build of cpu_adam by pid {holder.pid} on {socket.gethostname()} "
+                    f"(it holds {tmp_path / 'cpu_adam' / 'zerolint-build.lock'})",
+                    f"removed a stale build lock left by a killed build: {tmp_path / 'cpu_adam' / 'lock'}"]
+    assert not (tmp_path / "cpu_adam" / "lock").exists()
+
+
+def test_op_built_and_needs_phase(tmp_path):
+    from zerolint.verify.ops import is_built, needs_phase
+
+    d = tmp_path / "cpu_adam"
+    assert not is_built(str(tmp_path), "cpu_adam") and needs_phase(str(tmp_path), "cpu_adam")
+    d.mkdir()
+    (d / "cpu_adam_v1.so").write_bytes(b"")  # torch bumps the module name when the sources change
+    assert is_built(str(tmp_path), "cpu_adam") and not needs_phase(str(tmp_path), "cpu_adam")
+    (d / "lock").write_text("")
+    assert needs_phase(str(tmp_path), "cpu_adam")  # a run would wait on it: the build phase handles it first
+
+
+def test_signals_map_to_shell_exit_codes():
+    from zerolint.verify.runner import Interrupted, exit_code
+
+    assert exit_code(KeyboardInterrupt()) == 130
+    assert exit_code(Interrupted(signal.SIGTERM)) == 143 and exit_code(Interrupted(signal.SIGHUP)) == 129

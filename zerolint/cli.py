@@ -482,7 +482,7 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 
 
 @main.command("verify")
-@click.argument("config")
+@click.argument("configs", metavar="CONFIG...", nargs=-1, required=True)
 @click.option("--gpus", "--ranks", "gpus", type=click.IntRange(min=1), default=1, show_default=True,
               help="Ranks to run: GPUs, or CPU processes with --cpu (or on a machine without GPUs).")
 @click.option("--cpu", is_flag=True, help="Run on the CPU (DS_ACCELERATOR=cpu, gloo) even when GPUs are present.")
@@ -496,7 +496,11 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--steps", type=click.IntRange(min=1, max=100), default=3, show_default=True,
               help="Optimizer steps (some errors only fire at the first step).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True,
-              help="Seconds before the run and every process it started are killed.")
+              help="Seconds before the run and every process it started are killed (the run only, not op builds).")
+@click.option("--build-timeout", type=click.FloatRange(min=0.1), default=1800.0, show_default=True,
+              help="Seconds for building the DeepSpeed ops the run needs (a phase before the run).")
+@click.option("--prepare", is_flag=True, help="Only build the DeepSpeed ops these CONFIGs need (Docker images, CI "
+                                              "setup steps); exit 0 when they are ready, 2 otherwise.")
 @click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
               help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md).')
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
@@ -516,23 +520,32 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
-def verify_cmd(config, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, target,
-               precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select, ignore, keep, quiet,
-               no_color) -> None:
-    """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md)."""
-    from .verify.command import UsageError, VerifyOptions, run
+def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
+               prepare, target, precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select,
+               ignore, keep, quiet, no_color) -> None:
+    """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
+    With --prepare, only build the DeepSpeed ops that the CONFIGs need."""
+    from .verify.command import UsageError, VerifyOptions, prepare as prepare_ops, run
+    from .verify.runner import exit_code
+
+    if len(configs) > 1 and not prepare:
+        raise click.UsageError("verify takes one CONFIG (several only with --prepare)")
     select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
     opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
-                         timeout=timeout, target=target, formats=formats, outputs=outputs, no_cache=no_cache,
-                         launcher=launcher, precision=precision, client_optimizer=client_optimizer,
-                         unsafe_fixes=unsafe_fixes, prefer=prefer, fail_on=fail_on, select=select_codes,
-                         ignore=ignore_codes, quiet=quiet, color=not no_color, keep=keep)
+                         timeout=timeout, build_timeout=build_timeout, target=target, formats=formats,
+                         outputs=outputs, no_cache=no_cache, launcher=launcher, precision=precision,
+                         client_optimizer=client_optimizer, unsafe_fixes=unsafe_fixes, prefer=prefer,
+                         fail_on=fail_on, select=select_codes, ignore=ignore_codes, quiet=quiet, color=not no_color,
+                         keep=keep)
     try:
-        code = run(config, opts)
+        code = prepare_ops(list(configs), opts) if prepare else run(configs[0], opts)
     except UsageError as e:
         click.echo(f"zerolint: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP: the run is already stopped and cleaned up
+        click.echo("zerolint verify: interrupted; every process of the run was stopped", err=True)
+        sys.exit(exit_code(e))
     sys.exit(code)
 
 

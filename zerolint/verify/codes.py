@@ -34,7 +34,8 @@ FAILED = _rule("ZL990", "verify-failed", "error", "DeepSpeed fails with this con
                "exception and points at the key responsible.")
 TIMEOUT = _rule("ZL991", "verify-timeout", "error", "The verify run did not finish within its timeout",
                 "The run was killed (with every process it started) after --timeout seconds; the message says "
-                "how far it got. A first JIT build of DeepSpeed's ops takes 40-75 s per op.")
+                "how far it got. DeepSpeed's ops are built before the run, under --build-timeout; when that "
+                "build is what ran out of time the message says so, and the config was not run.")
 CRASHED = _rule("ZL992", "verify-crashed", "error", "The verify run ended without a result",
                 "The child process died (a signal, out of memory, a launcher error) or could not start; the "
                 "message carries the end of its log.")

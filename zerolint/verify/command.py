@@ -216,12 +216,58 @@ def _fixed(text: str, path: str, opts: VerifyOptions) -> tuple[dict, str | None]
     return info, result.text
 
 
-def run(config: str, opts: VerifyOptions) -> int:
-    from ..cli import make_summary
-
+def _need_torch_and_deepspeed() -> None:
     if not (cache.package_version("torch") and cache.package_version("deepspeed")):
         raise UsageError("zerolint verify needs torch and deepspeed: pip install 'zerolint[verify]' (on a CPU-only "
                          "machine install the CPU build of torch first)")
+
+
+def prepare(configs: list[str], opts: VerifyOptions) -> int:
+    """`zerolint verify --prepare CONFIG...`: build the DeepSpeed ops these configs need into the op cache, and
+    nothing else (for Docker images and CI setup steps). 0 when every op is ready, 2 otherwise."""
+    _need_torch_and_deepspeed()
+    accelerator, device_kind = _device(opts)
+    settings = Settings(target=opts.target)
+    ops: list[str] = []
+    for config in configs:
+        try:
+            res = lint_path(config, settings, Selection(select=["ALL"]))
+        except UnreadableFile as e:
+            raise UsageError(str(e)) from None
+        data, reader_error = _read_for_deepspeed(res.document, View(res.document, settings).target)
+        if reader_error is not None:
+            raise UsageError(f"{config}: {reader_error['reader_name']} cannot read it: {reader_error['message']}")
+        try:
+            plan = build_plan(data, target=View(res.document, settings).target, world_size=opts.gpus,
+                              steps=opts.steps, precision=opts.precision, client_optimizer=opts.client_optimizer,
+                              model=model_spec(parse_params(opts.params), opts.seq_len), tmpdir=tempfile.gettempdir())
+        except ValueError as e:
+            raise UsageError(f"{config}: {e}") from None
+        ops += [op for op in needed_ops(plan, accelerator) if op not in ops]
+    ext_dir = cache.extensions_dir(device_kind)
+    progress = Progress(enabled=not opts.quiet, rich=False)
+    progress.label = "prepare"
+    with signals_as_interrupt():
+        build = build_ops(ops, ext_dir, accelerator, opts.build_timeout, progress, progress.note)
+    for op in ops:
+        info = build["ops"].get(op, {})
+        state = info.get("status", "not reached")
+        extra = f" in {info['seconds']:.0f} s" if state == "built" and "seconds" in info else ""
+        extra += f": {info['error']}" if info.get("error") else ""
+        print(f"zerolint verify --prepare: {op}: {'already built' if state == 'cached' else state}{extra}",
+              file=sys.stderr)
+    if build["status"] == "build-timeout":
+        print(f"zerolint verify --prepare: the build of {build['op']} did not finish within --build-timeout "
+              f"{opts.build_timeout:g} s", file=sys.stderr)
+    print(f"zerolint verify --prepare: {len(ops)} op{'s' if len(ops) != 1 else ''} "
+          f"{'ready' if build['status'] == 'ok' else 'NOT ready'} in {ext_dir}", file=sys.stderr)
+    return EXIT_OK if build["status"] == "ok" else EXIT_USAGE
+
+
+def run(config: str, opts: VerifyOptions) -> int:
+    from ..cli import make_summary
+
+    _need_torch_and_deepspeed()
     if opts.params is not None:
         try:
             parse_params(opts.params)
@@ -236,14 +282,15 @@ def run(config: str, opts: VerifyOptions) -> int:
         raise UsageError(str(e)) from None
     color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     progress = Progress(enabled=not opts.quiet, rich=color)
-    reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
-                           static=res.diagnostics, doc=res.document)]
-    compare = None
-    if opts.compare_fix:
-        compare, fixed = _fixed(res.document.text, config, opts)
-        if fixed is not None:
-            reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress))
-            compare["fixed_verdict"] = reports[1].status
+    with signals_as_interrupt():  # SIGTERM/SIGHUP stop the run as Ctrl-C does (the CLI exits 128 + signal)
+        reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
+                               static=res.diagnostics, doc=res.document)]
+        compare = None
+        if opts.compare_fix:
+            compare, fixed = _fixed(res.document.text, config, opts)
+            if fixed is not None:
+                reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress))
+                compare["fixed_verdict"] = reports[1].status
     documents = {config: reports[0].doc}
     diagnostics = reports[0].diagnostics
     summary = make_summary(diagnostics, 1)

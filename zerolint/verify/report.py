@@ -80,9 +80,15 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
                f"all of its processes were stopped")
         help_ = None
         if rec.get("jit_pending"):
-            help_ = (f"the first run JIT-builds {', '.join(rec['jit_pending'])} (40-75 s each; cached afterwards): "
-                     "run again, or raise --timeout")
+            help_ = (f"the run had to JIT-build {', '.join(rec['jit_pending'])} itself (the build phase did not): "
+                     "run `zerolint verify --prepare CONFIG` first, or raise --timeout")
         add(codes.TIMEOUT, Finding("", msg, help=help_))
+    elif status == "build-timeout":  # the op build, not the config, was slow: the config did not run at all
+        build = rec.get("build") or {}
+        msg = (f"not verified: building DeepSpeed's {build.get('op', 'ops')} op did not finish within --build-timeout "
+               f"{build.get('timeout_s', 0):g} s; the build, not the config, was slow, and the config was not run")
+        add(codes.TIMEOUT, Finding("", msg, help="build the ops ahead of time with `zerolint verify --prepare "
+                                                 "CONFIG` (no limit you did not set), or raise --build-timeout"))
     elif status in ("crash", "unavailable"):
         err = rec.get("error") or {}
         tail = [ln for ln in (rec.get("log_tail") or "").splitlines() if ln.strip()][-3:]
@@ -151,6 +157,11 @@ def timing_line(rec: dict) -> str:
         parts.append("steps " + "/".join(f"{s:.2f}" for s in t["step_s"]) + " s")
     if rec.get("jit_built"):
         parts.append(f"JIT-built {', '.join(rec['jit_built'])}")
+    build = rec.get("build") or {}
+    built = [op for op, info in (build.get("ops") or {}).items() if info.get("status") == "built"]
+    if built or build.get("notices"):
+        parts.append(f"op build phase {build.get('wall_s', 0):.0f} s"
+                     + (f" (built {', '.join(built)})" if built else ""))
     return ", ".join(parts)
 
 
@@ -195,6 +206,11 @@ def run_json(rep: RunReport) -> dict[str, Any]:
     elif rep.status in ("timeout", "crash"):
         out["failure"] = {"stage": rec.get("phase"), "message": (rec.get("error") or {}).get("message")
                           or f"timed out after {rec.get('timeout_s', 0):g} s"}
+    elif rep.status == "build-timeout":
+        out["failure"] = {"stage": rec.get("phase"), "message": f"the op build did not finish within "
+                                                                f"{(rec.get('build') or {}).get('timeout_s', 0):g} s"}
+    if rec.get("build") is not None:  # the op build phase (zerolint/verify/ops.py)
+        out["build"] = {k: v for k, v in rec["build"].items() if k != "log_tail"}
     if rep.status not in ("pass", "skip") and rec.get("log_tail"):
         out["log_tail"] = rec["log_tail"][-3000:]
     return out
@@ -237,6 +253,9 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
         verdict += f" at {rep.mapped.stage}"
     elif status == "timeout":
         verdict += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
+    elif status == "build-timeout":
+        verdict = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
+                   f"{(rec.get('build') or {}).get('timeout_s', 0):g} s (the config was not run)")
     failed = sum(not c.ok for c in rep.intent)
     if status == "pass" and failed:  # it ran, but not as the config meant: the exit code is 1, so is the verdict
         style, verdict = "bold red", f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"

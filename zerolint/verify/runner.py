@@ -8,9 +8,12 @@ Process model (docs/verify.md):
   the `deepspeed` launcher (`python -m deepspeed.launcher.runner --num_gpus N --module ...`; it appends
   --local_rank, which the child accepts);
 - the child starts a new session (its own process group). Every process of the run carries
-  ZEROLINT_VERIFY_RUN=<id> in its environment; on timeout (or Ctrl-C, or leftovers after exit) each such process
-  and its process group get SIGTERM, then SIGKILL. torchrun starts its workers in sessions of their own, so
-  killing the launcher's group alone would not be enough.
+  ZEROLINT_VERIFY_RUN=<id> in its environment; on timeout (or Ctrl-C, SIGTERM, SIGHUP, or leftovers after exit)
+  each such process and its process group get SIGTERM, then SIGKILL. torchrun starts its workers in sessions of
+  their own, so killing the launcher's group alone would not be enough;
+- the child, the launcher and every rank start through zerolint/verify/lifeline.py, which ties them to this
+  process (PR_SET_PDEATHSIG and a watch on our pid): a SIGKILL of zerolint, which no handler sees, still ends them;
+- TMPDIR of the run points into the run's own directory (torchelastic's temp dirs included), removed at the end.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import cache
+from .lifeline import PARENT_VAR
 from .resolve import Plan, normalize_arch_list
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -46,6 +51,45 @@ class RunOptions:
     python: str = sys.executable
     progress: Callable[[str], None] | None = None
     keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: every process of the run is killed, temp dirs are removed, and
+    `zerolint verify` exits 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP: what a shell reports for a process the signal ended."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM, SIGHUP and SIGINT into `Interrupted` for the duration (main thread only; a no-op elsewhere).
+    Only the first signal raises: a second Ctrl-C must not cut short the killing of the run's processes."""
+    stopping = []
+
+    def handler(signum, frame):
+        if stopping:  # already stopping: let the cleanup (bounded: kill_run's grace) finish
+            return
+        stopping.append(signum)
+        raise Interrupted(signum)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def free_port() -> int:
@@ -107,6 +151,7 @@ def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> di
     env = {k: v for k, v in os.environ.items() if k not in DIST_VARS}
     env.update(MULTICAST_OFF)
     env["ZEROLINT_VERIFY_RUN"] = run_id
+    env[PARENT_VAR] = str(os.getpid())
     env["PYTHONUNBUFFERED"] = "1"
     env["DS_ACCELERATOR"] = opts.accelerator
     env["TORCH_EXTENSIONS_DIR"] = opts.extensions_dir
@@ -122,15 +167,18 @@ def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> di
     return env
 
 
+LIFELINE = "zerolint.verify.lifeline"  # `python -m LIFELINE MODULE ARGS`: MODULE, tied to zerolint
+
+
 def command(opts: RunOptions, spec_path: str, out_dir: str, port: int | None) -> list[str]:
-    child = ["--spec", spec_path, "--out", out_dir]
+    child = [LIFELINE, "zerolint.verify.child", "--spec", spec_path, "--out", out_dir]
     if opts.world_size == 1:
-        return [opts.python, "-m", "zerolint.verify.child", *child]
+        return [opts.python, "-m", *child]
     if opts.launcher == "deepspeed":
-        return [opts.python, "-m", "deepspeed.launcher.runner", "--num_gpus", str(opts.world_size),
-                "--master_port", str(port), "--module", "zerolint.verify.child", *child]
-    return [opts.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(opts.world_size),
-            "-m", "zerolint.verify.child", *child]
+        return [opts.python, "-m", LIFELINE, "deepspeed.launcher.runner", "--num_gpus", str(opts.world_size),
+                "--master_port", str(port), "--module", *child]
+    return [opts.python, "-m", LIFELINE, "torch.distributed.run", "--standalone", "--nproc_per_node",
+            str(opts.world_size), "-m", *child]
 
 
 # -- cleanup ------------------------------------------------------------------------------------------------------
@@ -241,12 +289,25 @@ def spec_of(plan: Plan, accelerator: str) -> dict:
 
 
 def run_plan(plan: Plan, opts: RunOptions) -> dict:
-    """Run the plan in a child process tree; return the run record (see docs/verify.md)."""
+    """Run the plan in a child process tree; return the run record (see docs/verify.md). The ops it needs should
+    be built first (zerolint/verify/ops.py): whatever is still missing is built inside this run's timeout."""
+    from .ops import is_built
+
     run_id = uuid.uuid4().hex[:16]
     work = opts.keep_dir or tempfile.mkdtemp(prefix="zerolint-verify-")
+    try:
+        return _run_in(plan, opts, run_id, work, [op for op in needed_ops(plan, opts.accelerator)
+                                                  if not is_built(opts.extensions_dir, op)])
+    finally:
+        if opts.keep_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[str]) -> dict:
     os.makedirs(work, exist_ok=True)
-    out_dir = os.path.join(work, "out")
+    out_dir, tmp = os.path.join(work, "out"), os.path.join(work, "tmp")
     os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(tmp, exist_ok=True)
     spec_path = os.path.join(work, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec_of(plan, opts.accelerator), f, indent=1)
@@ -254,22 +315,25 @@ def run_plan(plan: Plan, opts: RunOptions) -> dict:
     say = opts.progress or (lambda s: None)
 
     before = cache.built_ops(opts.extensions_dir)
-    pending = [op for op in needed_ops(plan, opts.accelerator) if op not in before]
     if pending:
-        say(f"first use on this machine: DeepSpeed JIT-builds {', '.join(pending)} (40-75 s each), cached in "
+        say(f"DeepSpeed JIT-builds {', '.join(pending)} inside this run (the build phase did not), cached in "
             f"{opts.extensions_dir}")
 
     record: dict = {"run_id": run_id, "world_size": opts.world_size, "accelerator": opts.accelerator,
                     "launcher": opts.launcher if opts.world_size > 1 else "single", "timeout_s": opts.timeout,
-                    "jit_pending": pending, "workdir": work}
+                    "jit_pending": pending}
+    if opts.keep_dir is not None:
+        record["workdir"] = work
     for attempt in range(2):
         port = free_port() if (opts.world_size == 1 or opts.launcher == "deepspeed") else None
         cmd = command(opts, spec_path, out_dir, port)
         record["command"] = cmd
         for name in os.listdir(out_dir):
             os.remove(os.path.join(out_dir, name))
+        env = child_env(plan, opts, run_id, port)
+        env["TMPDIR"] = tmp  # torchelastic's and DeepSpeed's temp dirs go into the run's directory, removed with it
         t0 = time.monotonic()
-        status = _launch(cmd, child_env(plan, opts, run_id, port), log_path, out_dir, opts, say, record)
+        status = _launch(cmd, env, log_path, out_dir, opts, say, record)
         record["wall_s"] = round(time.monotonic() - t0, 2)
         if status == "retry" and attempt == 0:
             say("port already in use: retrying with another port")
@@ -279,9 +343,6 @@ def run_plan(plan: Plan, opts: RunOptions) -> dict:
     record["leftover_pids"] = processes_of(run_id)
     if record["status"] not in ("pass", "skip"):
         record["log_tail"] = _tail(log_path)
-    if opts.keep_dir is None:
-        shutil.rmtree(work, ignore_errors=True)
-        record.pop("workdir")
     return record
 
 
