@@ -162,3 +162,101 @@ def test_a_fixed_text_that_does_not_parse_with_the_files_reader_is_not_written(t
     err = capsys.readouterr().err
     assert f"zerolint: error: {path}: the fixed text does not parse with {reader} any more (" in err
     assert err.rstrip().endswith("; not written")
+
+
+# -- item 11: --fix keeps what a rename would lose, or does not write -------------------------------------------------
+
+FIXED = '{\n  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}\n}\n'
+
+
+def _fix(tmp_path, *extra):
+    return run("check", "--fix-only", "--select", "ZL101", *extra, "ds.json", cwd=tmp_path)
+
+
+def test_a_read_only_file_is_reported_not_replaced(tmp_path):
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(MISPLACED)
+    cfg.chmod(0o444)
+    r = _fix(tmp_path)
+    assert r.returncode == 2
+    assert cfg.read_text() == MISPLACED and (cfg.stat().st_mode & 0o777) == 0o444
+    assert "zerolint: error: ds.json: read-only (mode 0444); not written (make it writable to fix it)\n" in \
+        r.stderr.decode()
+
+
+def test_a_hard_linked_file_is_not_split(tmp_path):
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(MISPLACED)
+    os.link(cfg, tmp_path / "other-name.json")
+    r = _fix(tmp_path)
+    assert r.returncode == 2
+    assert cfg.read_text() == MISPLACED and os.path.samefile(cfg, tmp_path / "other-name.json")
+    assert ("zerolint: error: ds.json: has 2 hard links; replacing it would split them (the other names would keep "
+            "the old text); not written\n") in r.stderr.decode()
+
+
+def test_another_users_file_in_a_writable_directory_is_not_taken_over(tmp_path, monkeypatch):
+    from zerolint import fsio
+
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(MISPLACED)
+    cfg.chmod(0o666)
+    snap = fsio.Snapshot.of(str(cfg), cfg.read_bytes())
+    monkeypatch.setattr(os, "geteuid", lambda: cfg.stat().st_uid + 1)  # we are someone else
+    with pytest.raises(fsio.WriteRefused) as e:
+        fsio.atomic_write(str(cfg), FIXED.encode(), snap, roots=[str(tmp_path)])
+    assert str(e.value) == (f"{cfg}: owned by another user (uid {cfg.stat().st_uid}); replacing it would make it "
+                            "yours; not written")
+    assert cfg.read_text() == MISPLACED
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".zerolint-tmp")]
+
+
+def test_mode_and_extended_attributes_are_kept(tmp_path):
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(MISPLACED)
+    cfg.chmod(0o640)
+    try:
+        os.setxattr(cfg, "user.zerolint-test", b"keep me")
+    except OSError as e:  # a filesystem without user xattrs has nothing to lose
+        pytest.skip(f"no user extended attributes here ({e.strerror})")
+    r = _fix(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert cfg.read_text() == FIXED
+    assert (cfg.stat().st_mode & 0o777) == 0o640
+    assert os.getxattr(cfg, "user.zerolint-test") == b"keep me"
+
+
+# -- item 15: no stray temp files --------------------------------------------------------------------------------------
+
+def test_temp_files_are_unique_cleaned_on_error_and_leftovers_of_a_killed_run_removed(tmp_path, monkeypatch):
+    import time
+
+    from zerolint import fsio
+
+    cfg = tmp_path / "ds.json"
+    cfg.write_text(MISPLACED)
+    stale = tmp_path / ".ds.json.k1ll3d.zerolint-tmp"  # what a SIGKILL between write and rename leaves
+    stale.write_text("half")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    live = tmp_path / ".ds.json.inflight.zerolint-tmp"  # another run writing right now
+    live.write_text("new")
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    os.symlink(victim, tmp_path / ".ds.json.link.zerolint-tmp")
+    os.utime(tmp_path / ".ds.json.link.zerolint-tmp", (1, 1), follow_symlinks=False)
+    seen = []
+
+    def boom(tmp):
+        seen.append(tmp)
+        raise KeyboardInterrupt  # any exception between write and rename
+
+    monkeypatch.setattr(fsio, "_before_replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        fsio.atomic_write(str(cfg), FIXED.encode(), None, roots=[str(tmp_path)])
+    assert cfg.read_text() == MISPLACED and not os.path.exists(seen[0])
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".ds.json.inflight.zerolint-tmp", ".ds.json.link.zerolint-tmp", "ds.json", "victim"]
+    assert victim.read_text() == "precious"
+    # the leftovers are never read as configs
+    r = run("check", "--quiet", ".", cwd=tmp_path)
+    assert "zerolint-tmp" not in (r.stdout + r.stderr).decode()

@@ -3,7 +3,9 @@
 - the new content goes to a temporary file in the same directory (same filesystem), is fsync'ed, gets the
   original's permission bits, and replaces the original with one atomic `os.replace`; the directory is fsync'ed
   after. A crash at any point leaves either the old file or the new one, never a mix (and at worst a stray
-  `.<name>.*.zerolint-tmp` file);
+  `.<name>.*.zerolint-tmp` file, which is never read as a config and is removed by the next write of that file);
+- a read-only file, another user's file, and a file with hard links are not replaced (reported instead); the
+  owner, group and extended attributes of the original are kept, or nothing is written;
 - a file that changed since it was read (mtime, size or content hash) is not replaced;
 - a symlink whose target lies outside the tree being checked (the working directory or the root given on the
   command line) is not followed for writing; a symlink inside it is written through (the link stays a link).
@@ -14,6 +16,7 @@ model is in docs/security.md.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -73,17 +76,18 @@ def atomic_write(path: str, data: bytes, snapshot: Snapshot | None = None, roots
     """Replace `path` with `data` atomically (see the module docstring)."""
     real = check_target(path, roots)
     st = os.stat(real)
+    _check_replaceable(path, st)
     directory = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".zerolint-tmp", dir=directory)
+    _remove_stale_temps(directory, os.path.basename(real))
+    # mkstemp: a random name, created O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600 until the original's mode is copied
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
-            try:
-                os.fchown(f.fileno(), st.st_uid, st.st_gid)
-            except (PermissionError, AttributeError):  # only root may give a file away; keep our ownership
-                pass
+            _keep_owner(path, f.fileno(), st)
+            os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))  # after fchown, which may clear set-id bits
+            _copy_xattrs(path, real, f.fileno())
             os.fsync(f.fileno())
         if _before_replace is not None:
             _before_replace(tmp)
@@ -106,6 +110,80 @@ def atomic_write(path: str, data: bytes, snapshot: Snapshot | None = None, roots
         pass
     finally:
         os.close(dfd)
+
+
+TEMP_SUFFIX = ".zerolint-tmp"
+STALE_TEMP_SECONDS = 600  # a temp file this old is a leftover of a killed run (a live write takes milliseconds)
+
+
+def _check_replaceable(path: str, st: os.stat_result) -> None:
+    """Refuse what a rename over the file would damage: a read-only file (its mode says "do not change me"), another
+    user's file (the new file would be ours), a file with hard links (the other names would keep the old text)."""
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise WriteRefused(f"{path}: read-only (mode {stat.S_IMODE(st.st_mode):04o}); not written (make it writable "
+                           "to fix it)")
+    euid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+    if euid != 0 and st.st_uid != euid:
+        raise WriteRefused(f"{path}: owned by another user (uid {st.st_uid}); replacing it would make it yours; "
+                           "not written")
+    if st.st_nlink > 1:
+        raise WriteRefused(f"{path}: has {st.st_nlink} hard links; replacing it would split them (the other names "
+                           "would keep the old text); not written")
+
+
+def _keep_owner(path: str, fd: int, st: os.stat_result) -> None:
+    now = os.fstat(fd)
+    if (now.st_uid, now.st_gid) == (st.st_uid, st.st_gid) or not hasattr(os, "fchown"):
+        return
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:  # e.g. a group we are not in
+        raise WriteRefused(f"{path}: its owner and group ({st.st_uid}:{st.st_gid}) cannot be kept; not written") \
+            from None
+
+
+def _copy_xattrs(path: str, real: str, fd: int) -> None:
+    """Extended attributes (ACLs, user.* tags, macOS-style metadata) go to the new file; a file whose attributes
+    cannot be kept is not replaced. The SELinux label is the exception: the new file gets its directory's."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(real)
+    except OSError as e:
+        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            return
+        raise WriteRefused(f"{path}: its extended attributes cannot be read ({e.strerror or e}); not written") \
+            from None
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(real, name))
+        except OSError as e:
+            if name == "security.selinux":
+                continue
+            raise WriteRefused(f"{path}: its extended attribute {name} cannot be kept ({e.strerror or e}); "
+                               "not written") from None
+
+
+def _remove_stale_temps(directory: str, base: str) -> None:
+    """Temp files of this file left by a killed run (SIGKILL runs no cleanup): ours, regular, and older than
+    STALE_TEMP_SECONDS. Their names (`.NAME.RANDOM.zerolint-tmp`) are never picked up as configs meanwhile."""
+    import time
+
+    prefix, cutoff = f".{base}.", time.time() - STALE_TEMP_SECONDS
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        with os.scandir(directory) as entries:
+            for e in entries:
+                if not (e.name.startswith(prefix) and e.name.endswith(TEMP_SUFFIX)):
+                    continue
+                try:
+                    st = e.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff and euid in (None, st.st_uid):
+                        os.unlink(e.path)
+                except OSError:
+                    pass
+    except OSError:
+        pass
 
 
 def _check_unchanged(real: str, snap: Snapshot) -> None:
