@@ -202,11 +202,21 @@ def test_links_inside_the_tree_and_files_the_user_names_outside_it_are_read(tmp_
     assert r.returncode == 1 and r.stdout.decode() == "Found 2 errors, 2 warnings in 2 files. 4 fixable with --fix.\n"
 
 
-def test_dev_and_sys_are_never_read_even_when_named(tmp_path):
-    for path in ("/sys/kernel/mm/transparent_hugepage/enabled", "/dev/stdin", "/proc/self/cmdline"):
-        r = run_cli("check", path, cwd=tmp_path)
-        assert r.returncode == 2 and "zerolint never reads /" in _stderr(r), path
-        assert r.stdout.decode() == "All checks passed in 0 files.\n"
+def test_proc_sys_and_dev_are_never_read_even_when_named(tmp_path):
+    shm = Path("/dev/shm")
+    planted = shm / f"zerolint-test-{os.getpid()}.json"
+    if shm.is_dir():
+        planted.write_text(BROKEN)  # a regular file under /dev
+    try:
+        for path in ("/sys/kernel/mm/transparent_hugepage/enabled", "/proc/self/cmdline", "/proc/self/environ",
+                     *([str(planted)] if planted.exists() else [])):
+            if not os.path.exists(path):
+                continue
+            r = run_cli("check", path, cwd=tmp_path)
+            assert r.returncode == 2 and "; zerolint never reads /" in _stderr(r), path
+            assert r.stdout.decode() == "All checks passed in 0 files.\n"
+    finally:
+        planted.unlink(missing_ok=True)
 
 
 # -- item 7: names with newlines stay on one line ---------------------------------------------------------------------

@@ -297,7 +297,8 @@ def check_read(path: str, roots: Iterable[str] | None) -> None:
     """Raise ReadRefused when `path` resolves into /proc, /sys or /dev, or (with `roots`) out of every root."""
     real = os.path.realpath(path)
     for forbidden in NEVER_READ:
-        if _within(real, forbidden):
+        # devices, FIFOs and directories there get read_bytes' own message (what the file is, how to pipe it)
+        if _within(real, forbidden) and os.path.isfile(real):
             raise ReadRefused(f"{path}: resolves to {real}; zerolint never reads {forbidden}")
     if roots is not None and not any(_within(real, r) for r in roots):
         raise ReadRefused(f"{path}: resolves to {real}, outside the tree being checked ({', '.join(roots)}); "
