@@ -365,3 +365,32 @@ def test_ranks_die_with_a_sigkilled_zerolint(env, tmp_path):
         for p in processes_marked(proc.pid):
             os.kill(p, signal.SIGKILL)
         shutil.rmtree(tmp, ignore_errors=True)  # SIGKILL leaves zerolint no chance to remove its temp dir
+
+
+def test_build_timeout_is_its_own_verdict(env, tmp_path):
+    """A first build that runs out of --build-timeout: the config is not run, and the report says the build, not
+    the config, was slow (status build-timeout); nothing is left in the op cache's directories to block the next."""
+    ext = tmp_path / "ext"
+    cfg = write(tmp_path, "ds.json", {"train_micro_batch_size_per_gpu": 2, "optimizer": ADAMW})
+    rc, rep = verify({**env, "TORCH_EXTENSIONS_DIR": str(ext)}, cfg, "--build-timeout", "8", "--no-cache")
+    run = run0(rep)
+    assert rep["verify"]["verdict"] == run["status"] == "build-timeout"
+    assert (run["build"]["status"], run["build"]["op"]) == ("build-timeout", "deepspeed_shm_comm")
+    assert run["failure"]["stage"] == "build deepspeed_shm_comm" and run["facts"] == {}
+    [msg] = [d["message"] for d in rep["diagnostics"] if d["code"] == "ZL991"]
+    assert msg == ("not verified: building DeepSpeed's deepspeed_shm_comm op did not finish within --build-timeout "
+                   "8 s; the build, not the config, was slow, and the config was not run")
+    assert rc == 1 and not list(ext.glob("*/lock"))
+
+
+def test_prepare_exits_2_when_the_ops_are_not_ready(env, tmp_path):
+    ext = tmp_path / "ext"
+    cfg = write(tmp_path, "ds.json", {"train_micro_batch_size_per_gpu": 2, "optimizer": ADAMW})
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", "--prepare", "--cpu", "--build-timeout", "8",
+                        str(cfg)], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**env, "TORCH_EXTENSIONS_DIR": str(ext)})
+    assert p.returncode == 2, p.stderr
+    assert ("zerolint verify --prepare: the build of deepspeed_shm_comm did not finish within --build-timeout 8 s"
+            in p.stderr.splitlines())
+    assert p.stderr.splitlines()[-1] == f"zerolint verify --prepare: 2 ops NOT ready in {ext}"
+    assert not list(ext.glob("*/lock"))
