@@ -1,5 +1,11 @@
 """Where verify keeps things: results keyed by (config, DeepSpeed, torch, device kind, world size, options), and
-the JIT-built DeepSpeed ops (TORCH_EXTENSIONS_DIR) so the 40-75 s builds are paid once per machine."""
+the JIT-built DeepSpeed ops (TORCH_EXTENSIONS_DIR) so the 40-75 s builds are paid once per machine.
+
+A cached result is a verdict, so a record that is not ours must never be read (a planted PASS record once turned
+a failing config green): each record holds its key and is used only when the key inside matches; the key covers
+zerolint's own sources, Python, torch (with its CUDA build) and the GPU driver as well as the job; a cache
+directory that others can write to, or that is not ours, is ignored with a notice, and a record that is a symlink,
+or writable by others, is never opened as one."""
 
 from __future__ import annotations
 
@@ -7,11 +13,14 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: records are {"format", "key", "record"}; the key covers sources, Python, CUDA, driver
 
 
 def cache_dir() -> Path:
@@ -58,27 +67,157 @@ def built_ops(ext_dir: str) -> set[str]:
     return out
 
 
-def result_key(payload: dict) -> str:
-    data = json.dumps({"format": CACHE_FORMAT, **payload}, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(data.encode()).hexdigest()
+# -- the result cache -------------------------------------------------------------------------------------------
+
+def _notice(text: str) -> None:
+    print(f"zerolint verify: {text}", file=sys.stderr, flush=True)
 
 
-def load(key: str) -> dict | None:
-    path = cache_dir() / "verify" / f"{key}.json"
+@lru_cache(maxsize=1)
+def sources_digest() -> str:
+    """sha256 over zerolint's own modules (the verify package, and the engine, view and rules machinery around it):
+    a result is only as good as the code that planned, ran and read it."""
+    root = Path(__file__).resolve().parent.parent  # the zerolint package
+    h = hashlib.sha256()
+    for path in sorted([*root.glob("*.py"), *root.glob("verify/*.py")]):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"<unreadable>")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def torch_build() -> str | None:
+    """torch/version.py's text (version, CUDA / ROCm build, git revision), read without importing torch."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            path = os.path.join(loc, "version.py")
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    return f.read()
+    except (ImportError, ValueError, OSError):
+        pass
+    return None
+
+
+@lru_cache(maxsize=4)
+def gpu_driver(device_kind: str) -> str | None:
+    """The NVIDIA driver version(s) for a GPU run (nvidia-smi); None on CPU."""
+    if not device_kind.startswith("cuda"):
+        return None
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        return out.stdout.strip() if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
         return None
 
 
-def store(key: str, record: dict) -> None:
-    folder = cache_dir() / "verify"
+def fingerprint(device_kind: str) -> dict:
+    """What, besides the job, a result depends on: zerolint's sources, Python, torch's build, the GPU driver."""
+    build = torch_build()
+    return {"zerolint_sources": sources_digest(), "python": sys.version, "executable": sys.executable,
+            "torch_build": hashlib.sha256(build.encode()).hexdigest() if build is not None else None,
+            "driver": gpu_driver(device_kind)}
+
+
+def result_key(payload: dict) -> str:
+    data = json.dumps({"format": CACHE_FORMAT, **payload, "env": fingerprint(str(payload.get("device", "")))},
+                      sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a file or directory with this stat cannot be trusted for verdicts, or None."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}, not by you"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "others" if st.st_mode & stat.S_IWOTH else "its group"
+        return f"writable by {who} (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def trusted_folder(notice: Callable[[str], None] = _notice) -> Path | None:
+    """<cache>/verify when it and <cache> are ours and writable by no one else; None (with a notice) otherwise.
+    A missing folder is fine: store() creates it private."""
+    base = cache_dir()
+    folder = base / "verify"
+    for path in (base, folder):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            notice(f"result cache {path} ignored: {e.strerror}")
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            notice(f"result cache {path} ignored: not a directory")
+            return None
+        why = _untrusted(st)
+        if why:
+            notice(f"result cache {path} ignored: {why}; every run is verified afresh (chmod go-w it, or set "
+                   "ZEROLINT_CACHE_DIR to a private directory)")
+            return None
+    return folder
+
+
+def load(key: str, notice: Callable[[str], None] = _notice) -> dict | None:
+    """The run record stored under `key`, or None: no record, an untrusted folder or file, a symlink, or a record
+    whose own key is not `key` (a planted or stale file under the right name)."""
+    folder = trusted_folder(notice)
+    if folder is None:
+        return None
+    path = folder / f"{key}.json"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(record, f, default=str)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        notice(f"cached result {path} ignored: {'a symlink' if os.path.islink(path) else e.strerror}")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else _untrusted(st)
+        if why:
+            notice(f"cached result {path} ignored: {why}")
+            return None
+        try:
+            data = json.loads(f.read(16 * 1024 * 1024).decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+    if not (isinstance(data, dict) and data.get("format") == CACHE_FORMAT and data.get("key") == key
+            and isinstance(data.get("record"), dict)):
+        if isinstance(data, dict) and data.get("format") == CACHE_FORMAT:
+            notice(f"cached result {path} ignored: the key recorded inside is not its name")
+        return None
+    return data["record"]
+
+
+def store(key: str, record: dict, notice: Callable[[str], None] = _notice) -> None:
+    """Write the record with its key, privately (0600 in a 0700 folder), atomically, never through a symlink."""
+    if trusted_folder(notice) is None:
+        return
+    folder = cache_dir() / "verify"
+    tmp = folder / f".{key}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder.parent, mode=0o700, exist_ok=True)  # mode applies to the two folders that are checked
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if trusted_folder(lambda _: None) is None:  # created by someone else meanwhile
+            return
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({"format": CACHE_FORMAT, "key": key, "record": record}, f, default=str)
         os.replace(tmp, folder / f"{key}.json")
     except OSError:
-        pass  # a cache that cannot be written is not an error
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass  # a cache that cannot be written is not an error

@@ -301,6 +301,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--local_rank", "--local-rank", type=int, default=None)  # the deepspeed launcher appends it
     args, _ = ap.parse_known_args(argv)
+    if "ZEROLINT_VERIFY_RUN" in os.environ:
+        # The runner passes no HOME (sandbox.py): caches and "~" paths go into this run's own temp working
+        # directory. Set before torch is imported, which reads it.
+        os.environ["HOME"] = os.getcwd()
     with open(args.spec, encoding="utf-8") as f:
         spec = json.load(f)
     rank = int(os.environ.get("RANK", "0"))

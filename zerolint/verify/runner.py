@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from . import cache
-from .lifeline import PARENT_VAR
+from . import cache, sandbox
+from .lifeline import CLEANUP_VAR, PARENT_VAR
 from .resolve import Plan, normalize_arch_list
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -51,6 +51,7 @@ class RunOptions:
     python: str = sys.executable
     progress: Callable[[str], None] | None = None
     keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
+    cleanup: tuple[str, ...] = ()  # more temp dirs of this verify, removed by the reaper if zerolint is killed
 
 
 class Interrupted(KeyboardInterrupt):
@@ -148,7 +149,7 @@ def needed_ops(plan: Plan, accelerator: str) -> list[str]:
 
 
 def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in DIST_VARS}
+    env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
     env.update(MULTICAST_OFF)
     env["ZEROLINT_VERIFY_RUN"] = run_id
     env[PARENT_VAR] = str(os.getpid())
@@ -332,6 +333,7 @@ def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[
             os.remove(os.path.join(out_dir, name))
         env = child_env(plan, opts, run_id, port)
         env["TMPDIR"] = tmp  # torchelastic's and DeepSpeed's temp dirs go into the run's directory, removed with it
+        env[CLEANUP_VAR] = os.pathsep.join(((work,) if opts.keep_dir is None else ()) + tuple(opts.cleanup))
         t0 = time.monotonic()
         status = _launch(cmd, env, log_path, out_dir, opts, say, record)
         record["wall_s"] = round(time.monotonic() - t0, 2)
