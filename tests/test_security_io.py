@@ -301,3 +301,18 @@ def test_no_settings_file_no_note(tmp_path):
     shutil.copy(SEED / "ds_zero2.json", tmp_path / "ds.json")
     r = run_cli("check", "ds.json", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.decode() == "All checks passed in 1 file.\n"
+
+
+def test_fix_and_diff_do_not_read_through_a_link_out_of_the_tree(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text(BROKEN.replace("{", '{"token": "FIX-SECRET-9",', 1))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "ds.json").symlink_to(outside / "secret.json")
+    for mode in ("--diff", "--fix"):
+        r = run_cli("check", mode, "ds.json", cwd=work)
+        assert r.returncode == 2 and "FIX-SECRET" not in r.stdout.decode() + _stderr(r)
+        assert (f"zerolint: error: ds.json: resolves to {outside}/secret.json, outside the tree being checked "
+                f"({work}); not read") in _stderr(r)
+    assert "FIX-SECRET-9" in (outside / "secret.json").read_text() and (work / "ds.json").is_symlink()

@@ -118,7 +118,10 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
               show_applied: bool = False) -> int:
     """Fix every path; returns the exit code. `fixer_factory(path)` -> (text -> FixResult) replaces the
     default `fix_text` (the `upgrade` command uses it)."""
+    from dataclasses import replace as _replace
+
     from .api import UnreadableFile, read_bytes
+    from .fsio import read_roots
     from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, default_formats, emit, make_summary, render
     from .diagnostics import Severity
     from .fix import unified_diff
@@ -144,7 +147,8 @@ def run_fixes(files, paths, unreadable, settings, selection, limits, *, fix: boo
                 unreadable.append(str(e))
             continue
         try:
-            data = sys.stdin.buffer.read(limits.max_bytes + 1) if path == "-" else read_bytes(path, limits)
+            data = sys.stdin.buffer.read(limits.max_bytes + 1) if path == "-" else \
+                read_bytes(path, _replace(limits, roots=read_roots(path)))  # reads stay in the tree (fsio)
         except UnreadableFile as e:
             unreadable.append(str(e))
             continue
