@@ -349,7 +349,7 @@ def test_signal_during_the_run_stops_everything(env, tmp_path, sig, code):
 
 def test_ranks_die_with_a_sigkilled_zerolint(env, tmp_path):
     """SIGKILL of zerolint (no handler runs): the launcher and both ranks end within seconds (PR_SET_PDEATHSIG,
-    and each one's watch on zerolint's pid)."""
+    and each one's watch on zerolint's pid), and the reaper the launcher leaves behind removes the temp dirs."""
     tmp = tmp_path / "tmp"
     cfg = write(tmp_path, "ds.json", {"train_batch_size": 4, "optimizer": ADAMW, "zero_optimization": {"stage": 2}})
     proc = start_verify(env, cfg, "--gpus", "2", tmpdir=tmp)
@@ -360,11 +360,12 @@ def test_ranks_die_with_a_sigkilled_zerolint(env, tmp_path):
         proc.kill()
         proc.wait(timeout=30)
         wait_for(lambda: processes_marked(proc.pid) == [] or None, 20, f"ranks {ranks} gone")
+        wait_for(lambda: list(tmp.iterdir()) == [] or None, 20, "temp dirs removed by the reaper")
     finally:
         proc.kill()
         for p in processes_marked(proc.pid):
             os.kill(p, signal.SIGKILL)
-        shutil.rmtree(tmp, ignore_errors=True)  # SIGKILL leaves zerolint no chance to remove its temp dir
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_build_timeout_is_its_own_verdict(env, tmp_path):

@@ -383,3 +383,17 @@ def test_signals_map_to_shell_exit_codes():
 
     assert exit_code(KeyboardInterrupt()) == 130
     assert exit_code(Interrupted(signal.SIGTERM)) == 143 and exit_code(Interrupted(signal.SIGHUP)) == 129
+
+
+def test_reaper_removes_only_the_runs_temp_dirs(tmp_path):
+    """After a SIGKILL of zerolint, the reaper removes the temp dirs it was given once the run's processes are gone,
+    and never anything but a `zerolint-*` dir (ZEROLINT_VERIFY_CLEANUP is only ever zerolint's temp dirs)."""
+    from zerolint.verify.lifeline import reap
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    ours, other = tmp_path / "zerolint-verify-abc", tmp_path / "project"
+    for d in (ours, other):
+        (d / "sub").mkdir(parents=True)
+    t = time.monotonic()
+    reap(int(gone.stdout), [str(ours), str(other), "relative/zerolint-x"])
+    assert not ours.exists() and (other / "sub").is_dir() and time.monotonic() - t < 5

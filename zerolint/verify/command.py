@@ -178,13 +178,13 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
             progress.start(f"{path} ({label})")
             try:
                 build = build_ops(needed_ops(plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
-                                  progress.note)
+                                  progress.note, cleanup=(nvme_dir,))
                 if build["status"] == "build-timeout":  # the build, not the config, was slow: nothing was run
                     record = {**base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
                 else:
                     record = run_plan(plan, RunOptions(
                         accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
-                        extensions_dir=ext_dir, progress=progress,
+                        extensions_dir=ext_dir, progress=progress, cleanup=(nvme_dir,),
                         keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
                 record["build"] = build
             finally:

@@ -7,8 +7,13 @@ Two ties, because launchers sit between zerolint and the ranks:
 - a watcher thread on zerolint's own pid (ZEROLINT_VERIFY_PARENT, through a pidfd so a reused pid cannot fool it):
   when zerolint is gone, SIGTERM to itself, then SIGKILL if that did not end it.
 
+After a SIGKILL zerolint cannot remove its temp dirs either: zerolint's direct child, when it sees zerolint gone,
+starts a detached reaper (`python -m zerolint.verify.lifeline --reap PID DIR...`) that waits until every process
+of the run has ended and then removes the dirs zerolint listed in ZEROLINT_VERIFY_CLEANUP (only `zerolint-*`
+temp dirs; never a `--keep` dir).
+
 `python -m zerolint.verify.lifeline MODULE ARGS...` ties itself, then runs MODULE as `python -m MODULE` would:
-how the launchers (torch.distributed.run, deepspeed.launcher.runner) are started.
+how the child and the launchers (torch.distributed.run, deepspeed.launcher.runner) are started.
 """
 
 from __future__ import annotations
@@ -16,14 +21,18 @@ from __future__ import annotations
 import os
 import runpy
 import select
+import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
 
 PARENT_VAR = "ZEROLINT_VERIFY_PARENT"
+CLEANUP_VAR = "ZEROLINT_VERIFY_CLEANUP"  # os.pathsep-separated temp dirs of the run
 PR_SET_PDEATHSIG = 1
 KILL_AFTER_S = 10.0
+REAP_WAIT_S = 60.0
 
 
 def set_pdeathsig(sig: int = signal.SIGTERM) -> bool:
@@ -66,10 +75,55 @@ def _end_self() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def watch(pid: int) -> threading.Thread:
-    """End this process (SIGTERM, then SIGKILL) when process `pid` exits."""
+def cleanup_dirs() -> list[str]:
+    """The run's temp dirs named in the environment: absolute `zerolint-*` dirs only, whatever else is there."""
+    return [d for d in os.environ.get(CLEANUP_VAR, "").split(os.pathsep)
+            if os.path.isabs(d) and os.path.basename(d.rstrip("/")).startswith("zerolint-")]
+
+
+def _start_reaper(pid: int) -> None:
+    dirs = cleanup_dirs()
+    if not dirs:
+        return
+    env = {k: v for k, v in os.environ.items() if k not in (PARENT_VAR, CLEANUP_VAR, "ZEROLINT_VERIFY_RUN")}
+    try:
+        subprocess.Popen([sys.executable, "-m", "zerolint.verify.lifeline", "--reap", str(pid), *dirs], env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, cwd="/")
+    except OSError:
+        pass
+
+
+def _marked(pid: int) -> list[int]:
+    marker, out = f"{PARENT_VAR}={pid}".encode(), []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    out.append(int(d))
+        except OSError:
+            continue
+    return out
+
+
+def reap(pid: int, dirs: list[str]) -> None:
+    """Wait (bounded) until no process of zerolint `pid`'s run is left, then remove its temp dirs."""
+    deadline = time.monotonic() + REAP_WAIT_S
+    while _marked(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for d in dirs:
+        if os.path.isabs(d) and os.path.basename(d.rstrip("/")).startswith("zerolint-"):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def watch(pid: int, reaper: bool = False) -> threading.Thread:
+    """End this process (SIGTERM, then SIGKILL) when process `pid` exits; first start the reaper if asked."""
     def run() -> None:
         _wait_for_exit(pid)
+        if reaper:
+            _start_reaper(pid)
         _end_self()
 
     t = threading.Thread(target=run, name="zerolint-lifeline", daemon=True)
@@ -80,17 +134,25 @@ def watch(pid: int) -> threading.Thread:
 def tie_to_parent() -> None:
     """Call first thing in every process verify starts."""
     parent = os.getppid()
-    set_pdeathsig(signal.SIGTERM)
+    pid = os.environ.get(PARENT_VAR, "")
+    zerolint = int(pid) if pid.isdigit() else None
+    # zerolint's direct child with temp dirs to reap is ended by its watcher (which starts the reaper first), not
+    # by the kernel's signal, which could kill it before the watcher wakes up.
+    direct = zerolint == parent and bool(cleanup_dirs())
+    if not direct:
+        set_pdeathsig(signal.SIGTERM)
     if os.getppid() != parent:  # the parent died before prctl took effect
         _end_self()
-    pid = os.environ.get(PARENT_VAR, "")
-    if pid.isdigit() and int(pid) != os.getpid():
-        watch(int(pid))
+    if zerolint is not None and zerolint != os.getpid():
+        watch(zerolint, reaper=direct)
 
 
 def main(argv: list[str]) -> None:
     if not argv:
         sys.exit("usage: python -m zerolint.verify.lifeline MODULE [ARGS...]")
+    if argv[0] == "--reap" and len(argv) >= 2 and argv[1].isdigit():
+        reap(int(argv[1]), argv[2:])
+        return
     tie_to_parent()
     sys.argv = argv[:]
     runpy.run_module(argv[0], run_name="__main__", alter_sys=True)

@@ -24,7 +24,7 @@ import time
 import uuid
 from typing import Callable
 
-from .lifeline import PARENT_VAR
+from .lifeline import CLEANUP_VAR, PARENT_VAR
 
 # DeepSpeed op name -> the builder class an accelerator's create_op_builder() knows it by.
 BUILDERS = {"deepspeed_shm_comm": "ShareMemCommBuilder", "cpu_adam": "CPUAdamBuilder",
@@ -61,9 +61,11 @@ def _events(path: str) -> list[dict]:
 
 
 def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, say: Callable[[str], None],
-              note: Callable[[str], None] | None = None, python: str = sys.executable) -> dict:
+              note: Callable[[str], None] | None = None, python: str = sys.executable,
+              cleanup: tuple[str, ...] = ()) -> dict:
     """Build or load `ops` in a child under `timeout` seconds; the build record. Ops already built, with no lock
-    in their directory, are not touched (no child at all when that is all of them)."""
+    in their directory, are not touched (no child at all when that is all of them). `cleanup`: more temp dirs of
+    this verify for the child's reaper to remove should zerolint be killed (zerolint/verify/lifeline.py)."""
     from .runner import kill_run, processes_of
 
     note = note or say
@@ -78,7 +80,8 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
     progress, log_path = os.path.join(work, "progress.jsonl"), os.path.join(work, "build.log")
     os.makedirs(os.path.join(work, "tmp"))
     env = {**os.environ, "TORCH_EXTENSIONS_DIR": ext_dir, "DS_ACCELERATOR": accelerator, "PYTHONUNBUFFERED": "1",
-           "ZEROLINT_VERIFY_RUN": run_id, PARENT_VAR: str(os.getpid()), "TMPDIR": os.path.join(work, "tmp")}
+           "ZEROLINT_VERIFY_RUN": run_id, PARENT_VAR: str(os.getpid()), "TMPDIR": os.path.join(work, "tmp"),
+           CLEANUP_VAR: os.pathsep.join((work, *cleanup))}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     cmd = [python, "-m", "zerolint.verify.ops", "--ext", ext_dir, "--progress", progress, *todo]
