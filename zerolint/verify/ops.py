@@ -25,6 +25,7 @@ import uuid
 from typing import Callable
 
 from .lifeline import CLEANUP_VAR, PARENT_VAR
+from .sandbox import scrubbed
 
 # DeepSpeed op name -> the builder class an accelerator's create_op_builder() knows it by.
 BUILDERS = {"deepspeed_shm_comm": "ShareMemCommBuilder", "cpu_adam": "CPUAdamBuilder",
@@ -79,11 +80,12 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
     work = tempfile.mkdtemp(prefix="zerolint-build-")
     progress, log_path = os.path.join(work, "progress.jsonl"), os.path.join(work, "build.log")
     os.makedirs(os.path.join(work, "tmp"))
-    env = {**os.environ, "TORCH_EXTENSIONS_DIR": ext_dir, "DS_ACCELERATOR": accelerator, "PYTHONUNBUFFERED": "1",
-           "ZEROLINT_VERIFY_RUN": run_id, PARENT_VAR: str(os.getpid()), "TMPDIR": os.path.join(work, "tmp"),
-           CLEANUP_VAR: os.pathsep.join((work, *cleanup))}
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # The allow-listed environment of the run's children (sandbox.py), PYTHONPATH only zerolint's own root, and
+    # HOME inside the build's directory; the op cache stays where TORCH_EXTENSIONS_DIR says.
+    env = {**scrubbed(os.environ), "TORCH_EXTENSIONS_DIR": ext_dir, "DS_ACCELERATOR": accelerator,
+           "PYTHONUNBUFFERED": "1", "ZEROLINT_VERIFY_RUN": run_id, PARENT_VAR: str(os.getpid()),
+           "TMPDIR": os.path.join(work, "tmp"), "HOME": work, CLEANUP_VAR: os.pathsep.join((work, *cleanup)),
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
     cmd = [python, "-m", "zerolint.verify.ops", "--ext", ext_dir, "--progress", progress, *todo]
     watch = _Watch(record, todo, {op: not is_built(ext_dir, op) for op in todo}, say, note)
     t0 = time.monotonic()
