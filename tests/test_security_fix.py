@@ -260,3 +260,49 @@ def test_temp_files_are_unique_cleaned_on_error_and_leftovers_of_a_killed_run_re
     # the leftovers are never read as configs
     r = run("check", "--quiet", ".", cwd=tmp_path)
     assert "zerolint-tmp" not in (r.stdout + r.stderr).decode()
+
+
+# -- item 9: denial of service under the size limits -------------------------------------------------------------------
+
+def _alias_bomb() -> str:
+    lines = ["a0: &a0 [bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return ("\n".join(lines) + "\nmixed_precision: *a8\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n"
+            "  deepspeed_config_file: ds.json\n")
+
+
+def test_yaml_alias_bomb_is_refused_located(tmp_path):
+    (tmp_path / "acc.yaml").write_text(_alias_bomb())
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8}\n')
+    r = run("check", "--format", "json", "acc.yaml", cwd=tmp_path)
+    import json
+
+    assert r.returncode == 1, r.stderr
+    diags = json.loads(r.stdout)["diagnostics"]
+    assert [(d["file"], d["code"], d["line"], d["column"], d["message"]) for d in diags] == [
+        ("acc.yaml", "ZL525", 1, 5, "YAML anchor 'a0': zerolint does not expand YAML anchors and aliases (nested "
+         "aliases can expand to gigabytes); write the values out; the file is not checked")]
+
+
+def test_yaml_alias_without_anchor_name_in_api_and_deep_yaml(tmp_path):
+    from zerolint.hf import read_accelerate_yaml
+
+    cfg, problem, span = read_accelerate_yaml("acc.yaml", b"x: &a 1\ny: *a\n")
+    assert cfg is None and problem.startswith("YAML anchor 'a': ") and span == (3, 4)
+    deep = b"mixed_precision: " + b"[" * 5000 + b"]" * 5000 + b"\n"
+    cfg, problem, span = read_accelerate_yaml("acc.yaml", deep, max_depth=256)
+    assert (cfg, problem, span) == (None, "YAML nested deeper than 256 levels (raise the limit with --max-depth); "
+                                          "the file is not checked", (17 + 255, 17 + 256))
+    deep = b"mixed_precision: " + b"[" * 4000 + b"]" * 4000 + b"\n"  # under the CLI's largest --max-depth
+    cfg, problem, span = read_accelerate_yaml("acc.yaml", deep, max_depth=5000)
+    assert (cfg, problem, span) == (None, "YAML nested too deep for this Python's recursion limit; the file is not "
+                                          "checked", (0, 1))
+
+
+def test_deep_yaml_on_the_command_line_is_a_finding_not_a_traceback(tmp_path):
+    (tmp_path / "acc.yaml").write_text("mixed_precision: " + "[" * 5000 + "]" * 5000 + "\n")
+    for extra in ([], ["--max-depth", "5000"]):
+        r = run("check", *extra, "acc.yaml", cwd=tmp_path)
+        err = r.stderr.decode()
+        assert r.returncode == 1 and "Traceback" not in err, err
+        assert "error ZL525 [accelerate-config-invalid] YAML nested " in r.stdout.decode()

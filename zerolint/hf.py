@@ -250,17 +250,54 @@ def _spans(text: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def read_accelerate_yaml(path: str, data_bytes: bytes) -> tuple[AccelerateConfig | None, str | None, tuple[int, int]]:
+NOT_CHECKED = "; the file is not checked"  # a refusal of zerolint's own, not a claim about Accelerate
+
+
+def _hostile_yaml(text: str, max_depth: int) -> tuple[str, tuple[int, int]] | None:
+    """(problem, span) for YAML that would cost far more than its size, from PyYAML's event stream (an iterative
+    parser: no recursion, no values built): an anchor or alias (a "billion laughs" of nested aliases expands to
+    gigabytes when a value is printed or compared), or nesting deeper than `max_depth` (the composer recurses once per
+    level). Accelerate writes neither; `accelerate config` never emits anchors."""
+    import yaml
+
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            at = event.start_mark.index
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                what = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
+                problem = (f"YAML {what} {getattr(event, 'anchor', '')!r}: zerolint does not expand YAML anchors and "
+                           "aliases (nested aliases can expand to gigabytes); write the values out")
+                return problem + NOT_CHECKED, (at, at + 1)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > max_depth:
+                    return (f"YAML nested deeper than {max_depth} levels (raise the limit with --max-depth)"
+                            + NOT_CHECKED, (at, at + 1))
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # safe_load reports it, located
+    return None
+
+
+def read_accelerate_yaml(path: str, data_bytes: bytes, max_depth: int = 256
+                         ) -> tuple[AccelerateConfig | None, str | None, tuple[int, int]]:
     """(config, problem, span of the problem) for an Accelerate YAML's bytes."""
     import yaml
 
     text = data_bytes.decode("utf-8", errors="replace")
+    hostile = _hostile_yaml(text, max_depth)
+    if hostile is not None:
+        return None, hostile[0], hostile[1]
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = mark.index if mark is not None else 0
         return None, f"not valid YAML: {getattr(e, 'problem', None) or e}", (at, at + 1)
+    except RecursionError:  # a --max-depth beyond what the composer's recursion can take
+        return None, "YAML nested too deep for this Python's recursion limit" + NOT_CHECKED, (0, 1)
     if not isinstance(data, dict):
         return None, f"an Accelerate config must be a mapping of settings, not {type(data).__name__}", (0, 1)
     cfg = AccelerateConfig(path, data, text, _spans(text))
@@ -292,7 +329,7 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
     from .extra_rules import ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID
 
     raw = read_bytes(path, limits)
-    cfg, problem, problem_span = read_accelerate_yaml(path, raw)
+    cfg, problem, problem_span = read_accelerate_yaml(path, raw, limits.max_depth)
     doc = Document(path=path, text=cfg.text if cfg else raw.decode("utf-8", errors="replace"))
     found: list[Diagnostic] = []
 
@@ -308,7 +345,8 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
         return Result(path, doc, sorted(found, key=Diagnostic.sort_key))
 
     if problem is not None:
-        report(ACCELERATE_YAML_INVALID, problem_span, f"{problem}; accelerate launch fails before any process starts",
+        claim = "" if problem.endswith(NOT_CHECKED) else "; accelerate launch fails before any process starts"
+        report(ACCELERATE_YAML_INVALID, problem_span, problem + claim,
                "fix the YAML, or regenerate it with `accelerate config`")
         return [result()]
     ds = cfg.deepspeed
