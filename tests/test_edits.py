@@ -183,3 +183,23 @@ def test_apply_edits_rejects_overlap():
     assert E.apply_edits("abc", [Edit(1, 1, "X"), Edit(1, 2, "Y")]) == "aXYc"
     assert E.overlaps([Edit(1, 1, "X")], [Edit(1, 1, "Y")])
     assert not E.overlaps([Edit(0, 1, "")], [Edit(1, 2, "")])
+
+
+def test_indent_geometry_is_linear_on_one_long_line():
+    """A one-line 4 MB array took minutes (issue 12 item 9): every item's "does it start its line?" copied the line up
+    to it. Counted as characters read, not timed: the work must stay proportional to the text."""
+
+    class Counting(str):
+        read = 0
+
+        def __getitem__(self, k):
+            Counting.read += len(range(*k.indices(len(self)))) if isinstance(k, slice) else 1
+            return str.__getitem__(self, k)
+
+    n = 20_000
+    text = '{"train_batch_size": 8, "x": [' + ", ".join(["1"] * n) + "]}"
+    doc = parse(text)
+    doc.text = Counting(text)
+    assert E.indent_unit(doc) == "  "
+    assert not E._starts_line(doc.text, text.index("1, 1")) and E._starts_line(" \n  x", 4)
+    assert Counting.read < 20 * len(text), Counting.read

@@ -143,7 +143,12 @@ def _indent_at(text: str, i: int) -> str:
 
 
 def _starts_line(text: str, i: int) -> bool:
-    return text[_line_start(text, i): i].strip(" \t") == ""
+    """Only blanks between the line start and offset i. Scans back over the blanks only: slicing from the line
+    start was quadratic on a long minified line (one call per member or item, each copying the line so far)."""
+    j = i
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    return j == 0 or text[j - 1] in "\r\n"
 
 
 def _comments(doc: Document) -> dict[int, int]:
