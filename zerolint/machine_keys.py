@@ -99,7 +99,8 @@ NOT_MACHINE_KEYS = {
                         "29-31); verify's scrubbed PYTHONPATH and temp working directory leave only installed "
                         "packages, so it is not neutralised (ZL907 reports it)",
     "/wandb, /comet": "no path keys; verify switches the monitors off (no network)",
-    "/nebula, /compression_training, ...": "removed sections: DeepSpeed rejects them at parse (runtime/config.py:81-140)",
+    "/nebula, /compression_training, ...": "removed sections: DeepSpeed rejects them at parse "
+                                           "(runtime/config.py:81-140)",
 }
 
 
