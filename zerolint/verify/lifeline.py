@@ -153,8 +153,17 @@ def main(argv: list[str]) -> None:
     if argv[0] == "--reap" and len(argv) >= 2 and argv[1].isdigit():
         reap(int(argv[1]), argv[2:])
         return
+    # DeepSpeed's launcher puts `--local_rank=N` right after the module it runs (launch.py), here before ours:
+    # hand it on to the module, which accepts it.
+    lead = []
+    while argv and argv[0].startswith(("--local_rank", "--local-rank")):
+        lead.append(argv.pop(0))
+        if "=" not in lead[-1] and argv:
+            lead.append(argv.pop(0))
+    if not argv:
+        sys.exit("usage: python -m zerolint.verify.lifeline MODULE [ARGS...]")
     tie_to_parent()
-    sys.argv = argv[:]
+    sys.argv = [argv[0], *argv[1:], *lead]
     runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
 
 
