@@ -92,6 +92,11 @@ def main() -> None:
 @click.option("--max-depth", type=click.IntRange(min=1, max=5000), default=None,
               help="Deepest nesting to parse [default: 256].")
 @click.option("--exclude", multiple=True, help="Glob of paths to skip when expanding directories.")
+@click.option("--max-findings-per-file", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Show at most N findings per file, errors first (0: no limit) [default: 1000]. The counts and "
+                   "the exit code still include every finding.")
+@click.option("--max-findings", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Show at most N findings in the whole report (0: no limit) [default: 10000].")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="Use this zerolint config (.zerolint.toml or pyproject.toml) for every file instead of the "
                    "nearest one above each file.")
@@ -129,7 +134,7 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
           show_settings=False,
           baseline=None, write_baseline=None, training_args=None, fix=False, unsafe_fixes=False, diff=False,
           fix_only=False, prefer=(), params=None, model_config=None, gpu_memory=None, host_memory=None,
-          gpus_per_node=None) -> None:
+          gpus_per_node=None, max_findings_per_file=None, max_findings=None) -> None:
     """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
     from .api import Limits, UnreadableFile
     from .files import expand
@@ -217,8 +222,12 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
         summary["notes"] = notes
     if unsafe_fixes:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes
         summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
+    from .reporters.cap import MAX_PER_FILE, MAX_PER_REPORT
+
+    caps = (MAX_PER_FILE if max_findings_per_file is None else max_findings_per_file,
+            MAX_PER_REPORT if max_findings is None else max_findings)
     failed_outputs = emit_reports(formats or default_formats(outputs), outputs, diagnostics, documents, summary,
-                                  quiet=quiet, color=not no_color)
+                                  quiet=quiet, color=not no_color, caps=caps)
 
     from .reporters import safe_line  # file names can hold terminal escapes and newlines too
 
@@ -278,11 +287,16 @@ def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=T
         _exit(EXIT_USAGE)
 
 
-def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> list[str]:
+def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True,
+                 caps: tuple[int | None, int | None] | None = None) -> list[str]:
     """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
     stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there. Files come
     first, each written whole or not at all and never through a link (fsio.write_output), so that a closed stdout
-    cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2."""
+    cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2.
+    `caps`: the most findings shown per file and per report (reporters/cap.py; default 1,000 and 10,000)."""
+    from .reporters.cap import cap_findings
+
+    diagnostics, summary = cap_findings(diagnostics, summary, *(caps or ()))
     if isinstance(outputs, str):
         outputs = (outputs,)
     outputs = tuple(outputs or ())

@@ -48,6 +48,8 @@ def annotation(d: Diagnostic) -> str:
 
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict) -> str:
     notes = "".join(f"::notice title=zerolint settings::{escape_data(safe(n))}\n" for n in summary.get("notes", ()))
+    if summary.get("limit_note"):  # the findings cap (reporters/cap.py)
+        notes += f"::notice title=zerolint findings limit::{escape_data(safe(summary['limit_note']))}\n"
     return "".join(annotation(d) + "\n" for d in diagnostics) + notes
 
 
@@ -63,6 +65,8 @@ def step_summary(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
     lines = ["## zerolint", "", summary_line(summary), ""]
     if summary.get("notes"):  # what the repository's settings files turned off
         lines += [f"- :warning: {_cell(n)}" for n in summary["notes"]] + [""]
+    if summary.get("limit_note"):
+        lines += [f"- :warning: {_cell(summary['limit_note'])}", ""]
     if diagnostics:
         lines += ["| | File | Line | Rule | Message |", "| --- | --- | --- | --- | --- |"]
         for d in diagnostics[:MAX_SUMMARY_ROWS]:

@@ -29,13 +29,16 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
     by_file: dict[str, dict[str, list[Diagnostic]]] = {f: {} for f in documents}
     for d in diagnostics:
         by_file.setdefault(d.file, {}).setdefault(d.code, []).append(d)
+    for path in summary.get("not_shown_by_file", {}):  # a file whose findings the cap left out entirely
+        by_file.setdefault(path, {})
 
     root = ET.Element("testsuites", name="zerolint")
     total_tests = total_failures = 0
     for path, by_code in by_file.items():
         shown = safe(display_path(path))
         suite = ET.SubElement(root, "testsuite", name=shown, errors="0", skipped="0")
-        if not by_code:
+        hidden = summary.get("not_shown_by_file", {}).get(path)
+        if not by_code and not hidden:
             ET.SubElement(suite, "testcase", name="zerolint", classname=shown, file=shown)
         for code, found in by_code.items():
             first = found[0]
@@ -44,11 +47,19 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
             message = safe(first.message) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
             failure = ET.SubElement(case, "failure", type=first.severity.value, message=message)
             failure.text = "\n".join(_line(d) for d in found)
-        tests = max(1, len(by_code))
+        failures = len(by_code)
+        if hidden:  # the findings cap left some out: a failing case of its own, so the file never looks clean
+            worst = next(s for s in ("error", "warning", "info") if hidden[s])
+            case = ET.SubElement(suite, "testcase", name="zerolint findings-limit", classname=shown, file=shown)
+            failure = ET.SubElement(case, "failure", type=worst, message=f"{sum(hidden.values()):,} findings of "
+                                    "this file not shown (findings limit)")
+            failure.text = safe(summary["limit_note"])
+            failures += 1
+        tests = max(1, failures)
         suite.set("tests", str(tests))
-        suite.set("failures", str(len(by_code)))
+        suite.set("failures", str(failures))
         total_tests += tests
-        total_failures += len(by_code)
+        total_failures += failures
     root.set("tests", str(total_tests))
     root.set("failures", str(total_failures))
     root.set("errors", "0")

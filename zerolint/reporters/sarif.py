@@ -130,6 +130,9 @@ def build(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], 
     if summary.get("notes"):  # what the repository's settings files turned off (excluded files, ignored rules)
         invocation["toolConfigurationNotifications"] = [{"level": "warning", "message": {"text": safe(n)}}
                                                         for n in summary["notes"]]
+    if summary.get("limit_note"):  # the findings cap (reporters/cap.py): results[] is not every finding
+        invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": summary["limit_note"]},
+                                                     "descriptor": {"id": "findings-limit"}}]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

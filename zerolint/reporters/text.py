@@ -95,12 +95,16 @@ def summary_line(summary: dict) -> str:
         line += f" {summary['fixable']} fixable with --fix."
     if summary.get("unsafe_fixable"):
         line += f" {summary['unsafe_fixable']} more with --unsafe-fixes."
+    if summary.get("not_shown"):  # the findings cap (reporters/cap.py): the counts above include them
+        line += f" {summary['not_shown']:,} not shown (findings limit)."
     return line
 
 
 def note_lines(summary: dict) -> list[str]:
-    """What settings files turned off in this run (excluded files, ignored rules, suppressions), one line each."""
-    return [f"note: {safe_line(n)}" for n in summary.get("notes", ())]
+    """What settings files turned off in this run (excluded files, ignored rules, suppressions) and the findings
+    cap, if it applied; one line each."""
+    notes = [*summary.get("notes", ()), *([summary["limit_note"]] if summary.get("limit_note") else [])]
+    return [f"note: {safe_line(n)}" for n in notes]
 
 
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,

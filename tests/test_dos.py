@@ -1,0 +1,196 @@
+"""Denial of service under the size limits (issue 12 item 9): every path linear, findings capped per file and per
+report with a note in every format. Work is counted (calls, traced memory), never timed: the machine is shared."""
+
+from __future__ import annotations
+
+import json
+import random
+import tracemalloc
+import xml.etree.ElementTree as ET
+
+from conftest import SARIF_SCHEMA, missing, require, run_cli
+from zerolint import suggest
+from zerolint.api import lint_bytes
+from zerolint.document import parse
+
+NOTE = ("{hidden} of {total} findings not shown (at most {per_file} per file, --max-findings-per-file; at most "
+        "{per_report} per report, --max-findings; errors first); the counts and the exit code include them")
+
+
+def _misspelled(n: int) -> bytes:
+    return ("{\n" + ",\n".join(f'  "zero_optimisation_{i}": {{}}' for i in range(n)) + "\n}\n").encode()
+
+
+# -- the attacks ------------------------------------------------------------------------------------------------
+
+def test_long_string_costs_memory_proportional_to_its_length():
+    """A 16 MiB string took 2 GB: the string regex kept a backtracking entry per character (~120 bytes each)."""
+    n = 1_000_000
+    for body in ("a" * n, "ab\\n" * (n // 4)):  # plain, and escapes all along
+        text = '{"train_batch_size": 8, "x": "' + body + '"}'
+        tracemalloc.start()
+        try:
+            doc = parse(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert doc.json_error is None and len(doc.root.get("x").value) == len(json.loads(text)["x"])
+        assert peak < 6 * n, peak  # a few copies of the text; before: > 100 bytes per character
+
+
+def test_unknown_keys_that_resemble_nothing_cost_no_distance():
+    """10^6 keys took > 180 s: every key ran the did-you-mean loop over every known key. A key sharing too few
+    characters with every known key is now rejected in one integer operation."""
+    calls = []
+    real = suggest.distance
+    suggest.distance = lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        n = 3_000
+        r = lint_bytes(("{" + ",".join(f'"k{i}": {i}' for i in range(n)) + ', "train_batch_size": 8}').encode(),
+                       "ds.json")
+    finally:
+        suggest.distance = real
+    unknown = [d for d in r.diagnostics if d.code == "ZL103"]
+    assert len(unknown) == n and unknown[0].message == "unknown key 'k0' at the top level: DeepSpeed ignores it"
+    assert calls == []
+
+
+def test_misspelled_keys_cost_a_bounded_number_of_distances_each():
+    """100,000 misspelled keys took 73 s: three full O(len^2) distance tables per key. Now at most one distance in
+    the suggestion and one for the severity, each bit-parallel (one pass over the word)."""
+    def distances(n):
+        calls = []
+        real = suggest._osa
+        suggest._osa = lambda a, b: calls.append(1) or real(a, b)
+        try:
+            r = lint_bytes(_misspelled(n), "ds.json")
+        finally:
+            suggest._osa = real
+        assert [d.code for d in r.diagnostics].count("ZL103") == n
+        return len(calls)
+
+    assert distances(200) <= 2 * 200
+    assert distances(800) <= 4 * distances(200)
+
+
+def test_bit_parallel_distance_equals_the_table():
+    def table(a: str, b: str) -> int:  # the optimal-string-alignment table, cell by cell
+        prev2: list[int] = []
+        prev = list(range(len(b) + 1))
+        for i, ca in enumerate(a, 1):
+            cur = [i] + [0] * len(b)
+            for j, cb in enumerate(b, 1):
+                cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+                if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                    cur[j] = min(cur[j], prev2[j - 2] + 1)
+            prev2, prev = prev, cur
+        return prev[-1]
+
+    rnd = random.Random(12)
+    for _ in range(5_000):
+        a = "".join(rnd.choice("ab_c") for _ in range(rnd.randint(0, 9)))
+        b = "".join(rnd.choice("ab_c") for _ in range(rnd.randint(0, 9)))
+        want = table(a, b)
+        assert suggest.distance(a, b) == want, (a, b)
+        assert suggest.distance(a, b, bound=2) == min(want, 3), (a, b)
+    assert suggest.distance("zero_optimisation", "zero_optimization") == 1
+    assert suggest.distance("offload_optimzier", "offload_optimizer") == 1  # a transposition counts once
+    assert suggest.closest("zero_optimisation", ["zero_optimization", "optimizer"]) == "zero_optimization"
+
+
+# -- the caps, in every format --------------------------------------------------------------------------------
+
+def _fixture(tmp_path):
+    """Two errors (ZL301, ZL401) after four unknown keys and an info: a cap of 2 per file must keep the errors."""
+    (tmp_path / "ds.json").write_text('{\n "aa1": 1, "bb2": 2, "cc3": 3, "dd4": 4,\n'
+                                      ' "fp16": {"enabled": true}, "bf16": {"enabled": true}\n}\n')
+    return tmp_path
+
+
+def _check(tmp_path, fmt, *extra):
+    r = run_cli("check", "--format", fmt, "--max-findings-per-file", "2", *extra, "ds.json", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    return r.stdout.decode()
+
+
+def test_cap_json(tmp_path):
+    out = json.loads(_check(_fixture(tmp_path), "json"))
+    assert [(d["code"], d["line"], d["column"]) for d in out["diagnostics"]] == [("ZL401", 1, 1), ("ZL301", 3, 38)]
+    assert out["summary"] == {
+        "files": 1, "counts": {"error": 2, "warning": 4, "info": 1}, "fixable": 0, "unsafe_fixable": 1,
+        "not_shown": 5, "not_shown_by_file": {"ds.json": {"error": 0, "warning": 4, "info": 1}},
+        "limits": {"max_findings_per_file": 2, "max_findings": 10_000},
+        "limit_note": NOTE.format(hidden=5, total=7, per_file=2, per_report="10,000")}
+
+
+def test_cap_text(tmp_path):
+    lines = _check(_fixture(tmp_path), "text").splitlines()
+    assert [ln for ln in lines if ": error ZL" in ln or ": warning ZL" in ln or ": info ZL" in ln] == [
+        "ds.json:1:1: error ZL401 [missing-batch-size] neither train_batch_size nor train_micro_batch_size_per_gpu "
+        'is set: DeepSpeed fails at parse ("Either train_batch_size or train_micro_batch_size_per_gpu needs to be '
+        'provided")',
+        'ds.json:3:38: error ZL301 [fp16-and-bf16] fp16 and bf16 are both enabled; DeepSpeed fails at parse with '
+        '"bfloat16 and fp16 modes cannot be simultaneously enabled"']
+    assert lines[-2:] == [
+        "Found 2 errors, 4 warnings, 1 info in 1 file. 1 more with --unsafe-fixes. 5 not shown (findings limit).",
+        "note: " + NOTE.format(hidden=5, total=7, per_file=2, per_report="10,000")]
+
+
+def test_cap_github(tmp_path):
+    lines = _check(_fixture(tmp_path), "github").splitlines()
+    assert [ln.split(" ", 1)[0] + " " + ln.split("title=", 1)[1].split("::")[0] for ln in lines] == [
+        "::error ZL401 missing-batch-size", "::error ZL301 fp16-and-bf16", "::notice zerolint findings limit"]
+    assert lines[-1] == "::notice title=zerolint findings limit::" + NOTE.format(hidden=5, total=7, per_file=2,
+                                                                                  per_report="10,000")
+
+
+def test_cap_sarif(tmp_path):
+    out = json.loads(_check(_fixture(tmp_path), "sarif"))
+    run = out["runs"][0]
+    assert [r["ruleId"] for r in run["results"]] == ["ZL401", "ZL301"]
+    assert run["invocations"][0]["toolExecutionNotifications"] == [{
+        "level": "warning", "descriptor": {"id": "findings-limit"},
+        "message": {"text": NOTE.format(hidden=5, total=7, per_file=2, per_report="10,000")}}]
+    assert run["properties"]["summary"]["not_shown"] == 5
+    if not SARIF_SCHEMA.is_file():
+        missing(f"the official SARIF schema is not at {SARIF_SCHEMA}")
+    jsonschema = require("jsonschema")
+    schema = json.loads(SARIF_SCHEMA.read_text("utf-8"))
+    jsonschema.validators.validator_for(schema)(schema).validate(out)
+
+
+def test_cap_junit_keeps_a_fully_hidden_file_failing(tmp_path):
+    """--max-findings 2 over two files: the second file's findings are all left out, and its suite still fails."""
+    _fixture(tmp_path)
+    (tmp_path / "b.json").write_text('{"train_batch_size": 8, "zz9": 1}\n')
+    root = ET.fromstring(_check(tmp_path, "junit", "--max-findings-per-file", "0", "--max-findings", "2", "b.json"))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert [c.get("name") for c in suites["ds.json"].iter("testcase")] == [
+        "ZL401 missing-batch-size", "ZL301 fp16-and-bf16", "zerolint findings-limit"]
+    hidden = suites["b.json"].find("testcase")
+    assert (hidden.get("name"), hidden.find("failure").get("type"), hidden.find("failure").get("message")) == (
+        "zerolint findings-limit", "warning", "2 findings of this file not shown (findings limit)")
+    assert (root.get("tests"), root.get("failures")) == ("4", "4")
+
+
+def test_cap_never_turns_a_failing_check_green(tmp_path):
+    """1,500 misspelled keys in one file (10 errors, then warnings), and no batch size (an error): the default cap
+    shows 1,000, every error among them, counts all 1,502, and exits 1; --max-findings-per-file 0 lifts the cap."""
+    (tmp_path / "ds.json").write_bytes(_misspelled(1_500))
+    r = run_cli("check", "--format", "sarif", "ds.json", cwd=tmp_path)
+    assert r.returncode == 1
+    run = json.loads(r.stdout)["runs"][0]
+    summary = run["properties"]["summary"]
+    assert len(run["results"]) == 1_000 and summary["counts"] == {"error": 11, "warning": 1_490, "info": 1}
+    assert [r["level"] for r in run["results"]].count("error") == 11
+    assert summary["not_shown"] == 502 and summary["not_shown_by_file"] == {
+        "ds.json": {"error": 0, "warning": 501, "info": 1}}
+    r = run_cli("check", "--format", "json", "--max-findings-per-file", "0", "ds.json", cwd=tmp_path)
+    out = json.loads(r.stdout)
+    assert r.returncode == 1 and len(out["diagnostics"]) == 1_502 and "not_shown" not in out["summary"]
+
+
+def test_no_cap_note_under_the_limits(tmp_path):
+    _fixture(tmp_path)
+    out = json.loads(run_cli("check", "--format", "json", "ds.json", cwd=tmp_path).stdout)
+    assert len(out["diagnostics"]) == 7 and set(out["summary"]) == {"files", "counts", "fixable", "unsafe_fixable"}
