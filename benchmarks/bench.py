@@ -9,8 +9,8 @@ What it prints (and what docs/benchmarks.md records):
    each round) so that load on the machine hits every command alike:
    - `zerolint check FILE` (the installed console script),
    - `python -c "import json; json.load(open(FILE))"` (the floor: interpreter start plus a JSON parse),
-   - `check-jsonschema --schemafile schemas/deepspeed-<line>.json FILE` (if installed: --check-jsonschema PATH or
-     on PATH),
+   - `check-jsonschema --schemafile src/zerolint/data/schemas/deepspeed-<line>.json FILE`
+     (if installed: --check-jsonschema PATH or on PATH),
    - `python -c "from deepspeed.runtime.config import DeepSpeedConfig; DeepSpeedConfig(FILE)"` with
      DS_ACCELERATOR=cpu (import included), if deepspeed is importable;
    and each one's ratio to the json baseline.
@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
 DEFAULT_FILE = ROOT / "fixtures" / "examples" / "seed" / "ds_zero3_offload.json"
 CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 
@@ -85,8 +85,8 @@ def zerolint_cmd() -> list[str]:
 
 
 def commands(file: Path, args) -> dict[str, list[str]]:
-    from zerolint.versions import Version, schema_line
-    from zerolint.view import default_deepspeed_version
+    from zerolint.model.versions import Version, schema_line
+    from zerolint.model.view import default_deepspeed_version
 
     py = sys.executable
     cmds = {
@@ -95,7 +95,8 @@ def commands(file: Path, args) -> dict[str, list[str]]:
     }
     cjs = args.check_jsonschema or shutil.which("check-jsonschema")
     if cjs:
-        schema = ROOT / "schemas" / f"deepspeed-{schema_line(Version(default_deepspeed_version()))}.json"
+        ds_line = schema_line(Version(default_deepspeed_version()))
+        schema = ROOT / "src" / "zerolint" / "data" / "schemas" / f"deepspeed-{ds_line}.json"
         cmds["check-jsonschema"] = [cjs, "--schemafile", str(schema), str(file)]
     if not args.quick and subprocess.run([py, "-c", "import importlib.util as u; "
                                           "raise SystemExit(u.find_spec('deepspeed') is None)"]).returncode == 0:
@@ -142,7 +143,7 @@ def corpus_bytes() -> list[tuple[str, bytes]]:
 
 
 def throughput(n: int) -> dict:
-    from zerolint.api import lint_bytes
+    from zerolint.pipeline import lint_bytes
 
     base = corpus_bytes()
     items = [base[i % len(base)] for i in range(n)]
@@ -182,7 +183,8 @@ def big_config(target_bytes: int) -> bytes:
 
 
 def scaling(sizes_mb: list[float], reps: int) -> dict:
-    from zerolint.api import Limits, lint_bytes
+    from zerolint.base.fsio import Limits
+    from zerolint.pipeline import lint_bytes
 
     lint_bytes(DEFAULT_FILE.read_bytes(), "warm")
     rows = []

@@ -48,8 +48,8 @@ REVIEW = {
 
 
 def _errors(data: bytes, target: str) -> list:
-    from zerolint.api import lint_bytes
-    from zerolint.view import Settings
+    from zerolint.model.view import Settings
+    from zerolint.pipeline import lint_bytes
 
     settings = Settings(target=target, world_size=1, deepspeed_version=harness.DEEPSPEED_VERSION)
     return [d for d in lint_bytes(data, "ds_config.json", settings).diagnostics if d.severity.value == "error"]

@@ -45,7 +45,8 @@ def many_keys() -> tuple[str, bytes]:
 
 
 def misspelled_keys() -> tuple[str, bytes]:
-    return "ds.json", ("{\n" + ",\n".join(f'  "zero_optimisation_{i}": {{}}' for i in range(100_000)) + "\n}\n").encode()
+    members = ",\n".join(f'  "zero_optimisation_{i}": {{}}' for i in range(100_000))
+    return "ds.json", ("{\n" + members + "\n}\n").encode()
 
 
 CASES = {"yaml-alias": yaml_alias_bomb, "yaml-depth": yaml_deep, "array": json_array_one_line,
@@ -63,7 +64,7 @@ def run(name: str, limit: float) -> str:
         t = time.perf_counter()
         with open(Path(d) / "stderr", "wb") as err:
             p = subprocess.Popen(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=err,
-                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                 env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
             rc = "timeout"
             while True:  # os.wait4: the child's own peak memory (RUSAGE_CHILDREN would accumulate over cases)
                 pid, status, usage = os.wait4(p.pid, os.WNOHANG)

@@ -43,12 +43,12 @@ import sys
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "src"))
 
-from zerolint import estimate as E  # noqa: E402
-from zerolint.document import parse  # noqa: E402
-from zerolint.modelspec import Shape, from_params  # noqa: E402
-from zerolint.view import Settings, View  # noqa: E402
+from zerolint.estimate import memory as E  # noqa: E402
+from zerolint.estimate.modelspec import Shape, from_params  # noqa: E402
+from zerolint.model.document import parse  # noqa: E402
+from zerolint.model.view import Settings, View  # noqa: E402
 
 DATA = os.path.join(ROOT, "docs", "data")
 COMMAND = "python benchmarks/estimate_accuracy.py --write docs/estimate-accuracy.md"
@@ -278,7 +278,7 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
     lines = [
         "# `zerolint estimate` against measured GPU peaks",
         "",
-        f"Regenerate with one command (after new `docs/data/verify-gpu-*.json` files land):",
+        "Regenerate with one command (after new `docs/data/verify-gpu-*.json` files land):",
         "",
         f"    {COMMAND}",
         "",
@@ -299,13 +299,14 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
         (f"- host: estimate + margin >= measured RSS peak per process in **{host_ok}/{len(host)}** cases; "
          f"RSS/covered {min(host_ratios):.2f}-{max(host_ratios):.2f}") if host else "- host: no RSS data",
         "",
-        "The margin (zerolint/estimate.py): GPU = CUDA context "
+        "The margin (zerolint/estimate/memory.py): GPU = CUDA context "
         f"{E.CUDA_CONTEXT_BYTES / 2**30:.1f} GiB (+ {E.NCCL_BYTES / 2**30:.1f} GiB NCCL when world > 1) + the "
         "caching allocator's blocks of the other moments of the step (every buffer minus the peak moment) + "
         f"{E.GPU_ALLOCATOR_FRACTION:.0%} of the covered peak for fragmentation "
         f"({E.GPU_ALLOCATOR_FRACTION_OFFLOAD:.0%} with offload); host = "
         f"{E.HOST_RUNTIME_BYTES / 2**30:.1f} GiB runtime per process (+ {E.HOST_OFFLOAD_RUNTIME_BYTES / 2**30:.1f} GiB "
-        f"with offload) + {E.HOST_ALLOCATOR_FRACTION:.0%} of the covered host peak. The CUDA context is not in `max_memory_reserved`, so the reserved check below leaves it as "
+        f"with offload) + {E.HOST_ALLOCATOR_FRACTION:.0%} of the covered host peak. The CUDA context is not in "
+        "`max_memory_reserved`, so the reserved check below leaves it as "
         "headroom.",
         "",
         "## Per case (GiB per GPU)",

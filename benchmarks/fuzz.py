@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
 
 import fuzzcases as fc  # noqa: E402
 
@@ -55,7 +55,7 @@ def cli_in_process(runner, data: bytes, fmt: str) -> str | None:
 def run(args) -> dict:
     from click.testing import CliRunner
 
-    from zerolint.api import Limits
+    from zerolint.base.fsio import Limits
 
     runner = CliRunner()
     signal.signal(signal.SIGALRM, _alarm)

@@ -18,21 +18,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
 
 import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["zerolint"]):
     import zerolint.api  # noqa: F401
     import zerolint.cli  # noqa: F401
-    import zerolint.reporters.github  # noqa: F401
-    import zerolint.reporters.json_format  # noqa: F401
-    import zerolint.reporters.junit  # noqa: F401
-    import zerolint.reporters.sarif  # noqa: F401
-    import zerolint.reporters.text  # noqa: F401
-    import zerolint.rule
+    import zerolint.report.github  # noqa: F401
+    import zerolint.report.json_format  # noqa: F401
+    import zerolint.report.junit  # noqa: F401
+    import zerolint.report.sarif  # noqa: F401
+    import zerolint.report.text  # noqa: F401
+    import zerolint.rules.rule
 
-    zerolint.rule.all_rules()  # instrument the rule modules too
+    zerolint.rules.rule.all_rules()  # instrument the rule modules too
 
 import fuzzcases as fc  # noqa: E402
 
@@ -40,7 +40,7 @@ TARGETS = ("auto", "deepspeed", "hf", "accelerate")
 
 
 def test_one(data: bytes) -> None:
-    from zerolint.view import Settings
+    from zerolint.model.view import Settings
 
     # The first byte picks the reader; the rest is the config.
     head = data[0] if data else 0

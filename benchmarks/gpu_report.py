@@ -31,8 +31,8 @@ def short_opt(f: dict) -> str:
 
 
 def group_ab(rows, group):
-    print(f"\n| case | ranks | result | stage | precision (params) | optimizer | states on | params on | "
-          f"intent | peak alloc GiB | peak reserved GiB | host RSS GiB | init s | steps s | verdict s |")
+    print("\n| case | ranks | result | stage | precision (params) | optimizer | states on | params on | "
+          "intent | peak alloc GiB | peak reserved GiB | host RSS GiB | init s | steps s | verdict s |")
     print("|" + " --- |" * 15)
     for r in rows:
         if r["group"] != group:
@@ -49,7 +49,8 @@ def group_ab(rows, group):
             print(f"| {label} | {r['gpus']} | {res} | {f.get('zero_stage', '-')} | "
                   f"{f.get('precision', '-')} ({f.get('param_dtype', '-')}) | {short_opt(f) if f else '-'} | "
                   f"{','.join(f.get('optimizer_state_devices') or []) or '-'} | "
-                  f"{','.join(f.get('param_devices') or []) or '-'} | {intent} | {gib(m.get('peak_allocated_bytes'))} | "
+                  f"{','.join(f.get('param_devices') or []) or '-'} | {intent} | "
+                  f"{gib(m.get('peak_allocated_bytes'))} | "
                   f"{gib(m.get('peak_reserved_bytes'))} | {gib(m.get('host_rss_peak_bytes'))} | "
                   f"{t.get('initialize_s', '-')} | {steps or '-'} | {t.get('wall_s', '-')} |")
 
@@ -67,7 +68,8 @@ def group_c(rows):
         off = "opt+param" if r["meta"]["param_off"] else "opt" if r["meta"]["opt_off"] else "none"
         ratio = (f"{mem['peak_allocated_bytes'] / ds['gpu_bytes']:.2f}" if mem.get("peak_allocated_bytes")
                  and ds.get("gpu_bytes") else "-")
-        print(f"| {r['meta']['size']} | {m.get('params', 0) / 1e6:.1f} M | {m.get('largest_layer_params', 0) / 1e6:.1f} M"
+        print(f"| {r['meta']['size']} | {m.get('params', 0) / 1e6:.1f} M | "
+              f"{m.get('largest_layer_params', 0) / 1e6:.1f} M"
               f" | {r['meta']['stage']} | {off} | {r['gpus']} | {f.get('micro_batch', '-')} x {m.get('seq', '-')} | "
               f"{gib(mem.get('peak_allocated_bytes'))} | {gib(mem.get('peak_reserved_bytes'))} | "
               f"{gib(mem.get('host_rss_peak_bytes'))} | {gib(ds.get('gpu_bytes'))} | {gib(ds.get('cpu_bytes'))} | "

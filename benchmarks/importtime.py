@@ -35,12 +35,12 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if args.tree:
-        env["PYTHONPATH"] = str(args.tree)
+        env["PYTHONPATH"] = str(args.tree / "src") if (args.tree / "src").is_dir() else str(args.tree)
     tmp = Path(tempfile.mkdtemp(prefix="zerolint-importtime-"))
     shutil.copy(CONFIG, tmp / CONFIG.name)
     cmd = [sys.executable, "-X", "importtime", "-m", "zerolint", "check", "--quiet", CONFIG.name]
-    rules_cmd = [sys.executable, "-c", "import time, zerolint.engine; t = time.perf_counter(); "
-                 "from zerolint.rule import all_rules; all_rules(); print(time.perf_counter() - t)"]
+    rules_cmd = [sys.executable, "-c", "import time, zerolint.rules.engine; t = time.perf_counter(); "
+                 "from zerolint.rules.rule import all_rules; all_rules(); print(time.perf_counter() - t)"]
     subprocess.run(cmd, cwd=tmp, env=env, capture_output=True)  # bytecode, caches
     subprocess.run(rules_cmd, cwd=tmp, env=env, capture_output=True)
     cum, self_, wall, totals, rules = collections.defaultdict(list), collections.defaultdict(list), [], [], []

@@ -37,7 +37,7 @@ def main() -> int:
     for k, v in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(29500 + os.getpid() % 1000)), ("RANK", "0"),
                  ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"), ("LOCAL_WORLD_SIZE", "1"), ("DS_ACCELERATOR", "cpu")):
         os.environ.setdefault(k, v)
-    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.path.join(ROOT, "src"))
     import deepspeed
     import torch
     from deepspeed.runtime.zero import partitioned_param_coordinator as ppc

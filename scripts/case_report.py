@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 
-from zerolint.cases import load_cases
-from zerolint.document import parse
-from zerolint.engine import Selection, run_rules
-from zerolint.rule import find_rule
+from zerolint.model.document import parse
+from zerolint.rules.cases import load_cases
+from zerolint.rules.engine import Selection, run_rules
+from zerolint.rules.rule import find_rule
 
 
 def main(codes: list[str]) -> None:

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from zerolint.rule import all_rules
-from zerolint.ruledocs import render_index, render_rule
+from zerolint.rules.docs import render_index, render_rule
+from zerolint.rules.rule import all_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "rules"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate JSON Schemas (draft 2020-12) of the DeepSpeed config, one per DeepSpeed minor line.
 
-    python scripts/gen_schema.py                      # all lines -> schemas/deepspeed-0.XX.json
+    python scripts/gen_schema.py                      # all lines -> src/zerolint/data/schemas/deepspeed-0.XX.json
     python scripts/gen_schema.py --version 0.19       # one line
     python scripts/gen_schema.py --version 0.19 --check   # exit 1 (with a diff) if the file is stale
     python scripts/gen_schema.py --fetch              # pip-download missing sdists into --src-root first
@@ -39,7 +39,7 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMA_DIR = REPO / "schemas"
+SCHEMA_DIR = REPO / "src" / "zerolint" / "data" / "schemas"
 GENERATOR = "scripts/gen_schema.py"
 
 # Newest patch release of each supported minor line.
@@ -333,6 +333,7 @@ class Builder:
                 return {"not": {}, "x-zerolint-python-type": "callable"}
 
         import functools
+
         import pydantic.json_schema as pjs
         orig = pjs.to_jsonable_python
         # json_schema_extra carries DeepSpeed's new_param_fn lambdas; serialise them as repr (then dropped)
@@ -383,6 +384,7 @@ class Builder:
 
     def collect_models(self, cls, seen=None):
         import typing
+
         from pydantic import BaseModel
         seen = seen if seen is not None else []
 

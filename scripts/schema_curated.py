@@ -42,7 +42,7 @@ def B(desc, default=False, **kw):
     return _scalar("boolean", desc, default, False, kw)
 
 
-def I(desc, default=None, nullable=None, **kw):  # noqa: E741
+def I(desc, default=None, nullable=None, **kw):  # noqa: E743
     return _scalar("integer", desc, default, nullable, kw)
 
 

@@ -4,7 +4,7 @@ benchmarks/fuzz.py (the long run, >= 100,000 cases).
 Each generator takes a `random.Random` and returns config bytes. `check_case` lints them in-process through the
 whole path (parse -> view -> rules -> every reporter) and raises `InvariantError` when:
 
-- an exception escapes `zerolint.api.lint_bytes` or a reporter (the CLI would print a traceback);
+- an exception escapes `zerolint.pipeline.lint_bytes` or a reporter (the CLI would print a traceback);
 - a rule crashed (a ZL000 internal-error diagnostic: a rule bug);
 - a diagnostic is not located (line/column outside the text);
 - an output cannot be written as UTF-8 (lone surrogates), carries a raw terminal control character from the config
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 SEED = ROOT / "fixtures" / "examples" / "seed"
-RULE_CASES = ROOT / "fixtures" / "rules"
+RULE_CASES = ROOT / "src" / "zerolint" / "data" / "rule_cases"
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 # What must never reach a terminal or a CI log raw: C0 controls but tab/newline, DEL, C1 (incl. the 8-bit CSI
@@ -68,7 +68,7 @@ def known_keys() -> list[str]:
     """Every key the DeepSpeed schema knows (so random configs hit real rules), plus HF/Accelerate favourites."""
     global _KEYS
     if _KEYS is None:
-        from zerolint.schema import load_schema
+        from zerolint.model.schema import load_schema
 
         keys: set[str] = set()
         for line in ("0.16", "0.19"):
@@ -442,7 +442,7 @@ VERSIONS = [None, "0.14.0", "0.16.9", "0.17.0", "0.17.1", "0.18.5", "0.19.8", "1
 
 
 def random_settings(rnd: random.Random):
-    from zerolint.view import Settings
+    from zerolint.model.view import Settings
 
     kw = dict(target=rnd.choice(["auto", "auto", "deepspeed", "hf", "accelerate"]),
               deepspeed_version=rnd.choice(VERSIONS), world_size=rnd.choice([None, None, 1, 3, 8]))
@@ -465,7 +465,7 @@ class Outcome:
 
 
 def render_all(result) -> dict[str, str]:
-    from zerolint.cli import make_summary, render
+    from zerolint.report.output import make_summary, render
 
     documents = {result.path: result.document} if result.document is not None else {}
     summary = make_summary(result.diagnostics, 1)
@@ -500,7 +500,7 @@ def check_outputs(result, outputs: dict[str, str]) -> None:
 
 
 def check_case(data: bytes, settings=None, limits=None, path: str = "fuzz.json") -> Outcome:
-    from zerolint.api import lint_bytes
+    from zerolint.pipeline import lint_bytes
 
     try:
         result = lint_bytes(data, path, settings, None, limits)

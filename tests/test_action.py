@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, SEED, missing
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))

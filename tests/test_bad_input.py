@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-
-import pytest
 
 import fuzzcases as fc
+import pytest
 from conftest import ROOT, require
-from zerolint.api import Limits, lint_bytes
+
+from zerolint.base.fsio import Limits
+from zerolint.pipeline import lint_bytes
 
 TIMEOUT = 60  # seconds: a hang fails the test instead of the CI job
 
@@ -283,8 +283,8 @@ def test_rich_terminal_output_escapes_too():
     """The coloured path (a terminal) prints the same escaped text through rich, with markup off."""
     import io
 
-    from zerolint.cli import make_summary
-    from zerolint.reporters.text import print_rich
+    from zerolint.report.output import make_summary
+    from zerolint.report.text import print_rich
 
     data = json.dumps({"[bold red]x[/]" + HOSTILE["ansi"]: 1, "stage": HOSTILE["osc8"]}).encode()
     res = lint_bytes(data, "ds\x1b[0m.json")
@@ -309,7 +309,7 @@ def test_github_workflow_command_characters():
     decoded = data.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
     assert "a%b" in decoded and "::error file=x::pwned" in decoded  # data, inside this one annotation
     # Properties (file=) escape ':' and ',' as well: a file name cannot smuggle a property of its own.
-    from zerolint.reporters.github import escape_data, escape_property
+    from zerolint.report.github import escape_data, escape_property
 
     assert escape_property("a:b,c%\r\n") == "a%3Ab%2Cc%25%0D%0A"
     assert escape_data("x::y%\n") == "x::y%25%0A"

@@ -76,7 +76,8 @@ def test_fail_on_warning():
 
 
 def test_stdin_and_stdin_filename():
-    r = run_cli("check", "--stdin-filename", "ds.json", "-", input=b'{"train_micro_batch_size_per_gpu": 1, "stage": 3, "gradient_clipping": 0}')
+    r = run_cli("check", "--stdin-filename", "ds.json", "-",
+                input=b'{"train_micro_batch_size_per_gpu": 1, "stage": 3, "gradient_clipping": 0}')
     assert r.returncode == 1
     assert r.stdout.decode().startswith("ds.json:1:39: error ZL101")
 

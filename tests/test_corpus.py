@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 
 from conftest import CORPUS
-from zerolint.api import lint_path
-from zerolint.view import Settings
 from snapshot import assert_snapshot
+
+from zerolint.model.view import Settings
+from zerolint.pipeline import lint_path
 
 
 def test_corpus_findings_snapshot(corpus_files):

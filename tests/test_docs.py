@@ -13,7 +13,7 @@ def test_generated_docs_are_fresh():
 
 
 def test_every_diagnostic_url_points_at_its_page():
-    from zerolint.rule import all_rules
+    from zerolint.rules.rule import all_rules
 
     for rule in all_rules():
         assert rule.url.endswith(f"docs/rules/{rule.code}.md")

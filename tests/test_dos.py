@@ -9,9 +9,10 @@ import tracemalloc
 import xml.etree.ElementTree as ET
 
 from conftest import SARIF_SCHEMA, missing, require, run_cli
-from zerolint import suggest
-from zerolint.api import lint_bytes
-from zerolint.document import parse
+
+from zerolint.base import suggest
+from zerolint.model.document import parse
+from zerolint.pipeline import lint_bytes
 
 NOTE = ("{hidden} of {total} findings not shown (at most {per_file} per file, --max-findings-per-file; at most "
         "{per_report} per report, --max-findings; errors first); the counts and the exit code include them")

@@ -1,4 +1,4 @@
-"""zerolint.edits: exact before/after text for every builder."""
+"""zerolint.model.edits: exact before/after text for every builder."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import hjson
 import pytest
 
-from zerolint import edits as E
-from zerolint.diagnostics import Edit
-from zerolint.document import parse
+from zerolint.model import edits as E
+from zerolint.model.diagnostics import Edit
+from zerolint.model.document import parse
 
 
 def run(before: str, fn: str, *args, **kwargs) -> str | None:

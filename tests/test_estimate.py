@@ -1,4 +1,4 @@
-"""The memory estimate (zerolint/estimate.py): components, moments, config reading, margins, suggestions."""
+"""The memory estimate (zerolint/estimate/memory.py): components, moments, config reading, margins, suggestions."""
 
 from __future__ import annotations
 
@@ -7,12 +7,27 @@ import os
 
 import pytest
 
-from zerolint.document import parse
-from zerolint.estimate import (BWD, CONV, FWD, INIT, GiB, RED, UPD, Cluster, EstimateError, Plan, Workload,
-                               estimate_plan, estimate_view, parse_bytes, plan_from_view, pow2ceil)
-from zerolint.modelspec import Shape
-from zerolint.modelspec import from_params, load_hf_config
-from zerolint.view import Settings, View
+from zerolint.estimate.memory import (
+    BWD,
+    CONV,
+    FWD,
+    INIT,
+    RED,
+    UPD,
+    Cluster,
+    EstimateError,
+    GiB,
+    Plan,
+    Workload,
+    estimate_plan,
+    estimate_view,
+    parse_bytes,
+    plan_from_view,
+    pow2ceil,
+)
+from zerolint.estimate.modelspec import Shape, from_params, load_hf_config
+from zerolint.model.document import parse
+from zerolint.model.view import Settings, View
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 SEED = os.path.join(ROOT, "fixtures", "examples", "seed")

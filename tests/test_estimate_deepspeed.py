@@ -22,10 +22,10 @@ only, for mixed-precision Adam, with `additional_buffer_factor` f on the host. z
 from __future__ import annotations
 
 import pytest
-
 from conftest import require
-from zerolint.estimate import BUILD, FWD, Cluster, Plan, Workload, estimate_plan
-from zerolint.modelspec import from_params
+
+from zerolint.estimate.memory import BUILD, FWD, Cluster, Plan, Workload, estimate_plan
+from zerolint.estimate.modelspec import from_params
 
 pytestmark = pytest.mark.deepspeed
 

@@ -1,4 +1,4 @@
-"""zerolint.fix: selection of fixes, conflicts, verification, the loop; and the seed's done-when scenario."""
+"""zerolint.fix.engine: selection of fixes, conflicts, verification, the loop; and the seed's done-when scenario."""
 
 from __future__ import annotations
 
@@ -6,16 +6,15 @@ import json
 import shutil
 
 import hjson
-import pytest
-
 from conftest import SEED, run_cli
-from zerolint import edits as E
-from zerolint.diagnostics import Edit
-from zerolint.document import parse
-from zerolint.engine import Selection, run_rules
-from zerolint.fix import choose_fix, fix_text, map_offset, unified_diff
-from zerolint.rule import Rule
-from zerolint.view import Settings
+
+from zerolint.fix.engine import choose_fix, fix_text, map_offset, unified_diff
+from zerolint.model import edits as E
+from zerolint.model.diagnostics import Edit
+from zerolint.model.document import parse
+from zerolint.model.view import Settings
+from zerolint.rules.engine import Selection, run_rules
+from zerolint.rules.rule import Rule
 
 DS = Settings(target="deepspeed")
 
@@ -39,7 +38,8 @@ def _flag_key(key, make_fixes, when=lambda value: True):
 REMOVE_X = _rule("ZL990", _flag_key("x", lambda v, m: E.fixes(E.make_fix("remove x", E.remove_member(v.doc, m)))))
 BREAKS = _rule("ZL991", _flag_key("y", lambda v, m: [E.make_fix("breaks the file", (Edit(v.doc.root.end - 1,
                                                                                          v.doc.root.end, ""),))]))
-NOOP = _rule("ZL992", _flag_key("z", lambda v, m: [E.make_fix("re-spells the value", E.replace_value(v.doc, m, "1.0"))]))
+NOOP = _rule("ZL992", _flag_key("z", lambda v, m: [E.make_fix("re-spells the value",
+                                                               E.replace_value(v.doc, m, "1.0"))]))
 UNSAFE = _rule("ZL993", _flag_key("u", lambda v, m: E.fixes(E.make_fix("remove u", E.remove_member(v.doc, m),
                                                                           safe=False))))
 ALTS = _rule("ZL994", _flag_key("p", lambda v, m: E.fixes(

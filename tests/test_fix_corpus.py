@@ -7,10 +7,10 @@ import json
 
 import hjson
 import pytest
-
 from conftest import CORPUS, oracle, run_cli
-from zerolint.document import parse
-from zerolint.fix import fix_text, unified_diff
+
+from zerolint.fix.engine import fix_text, unified_diff
+from zerolint.model.document import parse
 
 FILES = sorted(CORPUS.glob("*.json")) if CORPUS.is_dir() else []
 
@@ -32,7 +32,8 @@ def test_corpus_fixes_parse_and_relint_clean(unsafe):
         if before.json_error is None:
             json.loads(r.text)
         for a in r.applied:
-            again = [d for d in r.remaining if (d.code, d.pointer, d.message) == (a.code, a.pointer, a.diagnostic.message)]
+            key = (a.code, a.pointer, a.diagnostic.message)
+            again = [d for d in r.remaining if (d.code, d.pointer, d.message) == key]
             assert not again, (path.name, a.code, a.pointer)
         assert fix_text(r.text, str(path), unsafe=unsafe).text == r.text, path.name  # stable
     assert changed >= (3 if unsafe else 0)

@@ -21,13 +21,13 @@ from collections import Counter
 
 import hjson
 import pytest
+from conftest import CORPUS, SEED
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, SEED
-from zerolint.document import parse
-from zerolint.engine import run_rules
-from zerolint.fix import choose_fix, fix_text, map_offset
+from zerolint.fix.engine import choose_fix, fix_text, map_offset
+from zerolint.model.document import parse
+from zerolint.rules.engine import run_rules
 
 
 def _bases() -> list[str]:
@@ -231,8 +231,8 @@ def test_a_safe_fix_keeps_the_comments_of_a_block_it_deletes():
 
 def test_a_safe_fix_that_would_delete_a_comment_is_refused():
     """The fixer's own guard, for any builder that does not keep comments: the fix is reported, not applied."""
-    from zerolint import edits
-    from zerolint.rule import Rule
+    from zerolint.model import edits
+    from zerolint.rules.rule import Rule
 
     text = '{\n  "a": 1, # keep me\n  "b": 2\n}\n'
     rule = Rule(code="ZL989", name="drops-a-comment", severity="warning", summary="test rule")

@@ -10,9 +10,9 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, run_cli
-from zerolint import fsio
+
+from zerolint.base import fsio
 
 BROKEN = b'{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 2,\n}\n'
 FIXED = b'{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 2\n}\n'
@@ -35,7 +35,7 @@ def test_killed_between_write_and_rename_leaves_the_original(tmp_path):
     marker = tmp_path / "written"
     code = (
         "import sys, time, pathlib\n"
-        "import zerolint.fsio as fsio\n"
+        "import zerolint.base.fsio as fsio\n"
         f"marker = pathlib.Path({str(marker)!r})\n"
         "def hook(tmp):\n"
         "    marker.write_text(open(tmp).read())\n"

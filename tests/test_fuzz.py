@@ -15,14 +15,14 @@ import json
 import random
 import re
 
+import fuzzcases as fc
 import pytest
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fuzzcases as fc
-from conftest import run_cli
-from zerolint.api import Limits, lint_bytes
-from zerolint.view import Settings
+from zerolint.base.fsio import Limits
+from zerolint.model.view import Settings
 
 # derandomize, deadline and the example database come from the hypothesis profile (tests/conftest.py)
 FAST = settings(max_examples=150,

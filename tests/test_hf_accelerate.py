@@ -7,10 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, run_cli
 
 import zerolint
-from conftest import ROOT, run_cli
-from zerolint.hf import DeepSpeedConfigError, TrainingArgsError, training_args_dict
+from zerolint.api import DeepSpeedConfigError
+from zerolint.model.trainer import TrainingArgsError, training_args_dict
 
 ACC = ROOT / "fixtures" / "examples" / "accelerate"
 

@@ -20,7 +20,8 @@ def test_check_path_imports_no_heavy_module():
         "import sys\n"
         "from zerolint.cli import main\n"
         "try:\n"
-        "    main(['check', '-q', 'fixtures/examples/seed/ds_zero3_offload.json', 'fixtures/examples/seed/ds_fp16_bf16.json'])\n"
+        "    main(['check', '-q', 'fixtures/examples/seed/ds_zero3_offload.json',\n"
+        "          'fixtures/examples/seed/ds_fp16_bf16.json'])\n"
         "except SystemExit:\n"
         "    pass\n"
     )

@@ -1,4 +1,5 @@
-"""Parameter counts from Hugging Face config.json files (zerolint/modelspec.py) against the published counts."""
+"""Parameter counts from Hugging Face config.json files (zerolint/estimate/modelspec.py) against the published
+counts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import os
 
 import pytest
 
-from zerolint.modelspec import ModelSpecError, from_hf_config, from_params, load_hf_config, parse_count, resolve
+from zerolint.estimate.modelspec import (
+    ModelSpecError,
+    from_hf_config,
+    from_params,
+    load_hf_config,
+    parse_count,
+    resolve,
+)
 
 MODELS = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
 

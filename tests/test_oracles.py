@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, missing, require
 
 NO_SUCH_MODULE = "zerolint_no_such_oracle_module"

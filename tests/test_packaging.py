@@ -23,13 +23,14 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_contains_engine_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    rule_files = {p.name for p in (ROOT / "rules").glob("zl*.py")}
+    pkg = ROOT / "src" / "zerolint"
+    rule_files = {p.name for p in (pkg / "rules").glob("zl*.py")}
     assert rule_files and all(f"zerolint/rules/{f}" in names for f in rule_files)
-    for schema in (ROOT / "schemas").glob("deepspeed-*.json"):
-        assert f"zerolint/schemas/{schema.name}" in names
-    for case in (ROOT / "fixtures" / "rules").glob("ZL*.toml"):
-        assert f"zerolint/rule_cases/{case.name}" in names
-    assert not any(n.startswith(("tests/", "rules/", "schemas/")) for n in names)
+    schemas = list((pkg / "data" / "schemas").glob("deepspeed-*.json"))
+    assert schemas and all(f"zerolint/data/schemas/{s.name}" in names for s in schemas)
+    cases = list((pkg / "data" / "rule_cases").glob("ZL*.toml"))
+    assert cases and all(f"zerolint/data/rule_cases/{c.name}" in names for c in cases)
+    assert not any(n.startswith(("tests/", "src/", "rules/", "schemas/", "fixtures/")) for n in names)
 
 
 def test_installed_wheel_checks_a_config(wheel, tmp_path):
@@ -44,7 +45,7 @@ def test_installed_wheel_checks_a_config(wheel, tmp_path):
                        cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 1, r.stderr
     assert '"code": "ZL201"' in r.stdout
-    r = subprocess.run([sys.executable, "-c", "import zerolint.cli, zerolint.rule as r; print(r.__file__); "
+    r = subprocess.run([sys.executable, "-c", "import zerolint.cli, zerolint.rules.rule as r; print(r.__file__); "
                         "print(len(r.all_rules()))"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert str(target) in r.stdout, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-m", "zerolint", "rule", "ZL201"], cwd=tmp_path, env=env,

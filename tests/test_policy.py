@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 POLICIES = ROOT / "fixtures" / "policies"

@@ -8,15 +8,16 @@ import os
 import xml.etree.ElementTree as ET
 
 from click.testing import CliRunner
-
 from conftest import CORPUS, SARIF_SCHEMA, SEED, missing, require
-from zerolint.api import lint_path
-from zerolint.cases import load_cases
-from zerolint.cli import main, make_summary
-from zerolint.diagnostics import Diagnostic, Edit, Fix, Related, Severity
-from zerolint.document import parse
-from zerolint.reporters import github, junit, sarif
-from zerolint.rule import all_rules
+
+from zerolint.cli import main
+from zerolint.model.diagnostics import Diagnostic, Edit, Fix, Related, Severity
+from zerolint.model.document import parse
+from zerolint.pipeline import lint_path
+from zerolint.report import github, junit, sarif
+from zerolint.report.output import make_summary
+from zerolint.rules.cases import load_cases
+from zerolint.rules.rule import all_rules
 
 
 def _sarif_validator():

@@ -1,13 +1,13 @@
-"""Every rule's example cases (fixtures/rules/<CODE>.toml), run as tests with exact outcomes."""
+"""Every rule's example cases (src/zerolint/data/rule_cases/<CODE>.toml), run as tests with exact outcomes."""
 
 from __future__ import annotations
 
 import pytest
 
-from zerolint.cases import load_cases
-from zerolint.document import parse
-from zerolint.engine import Selection, run_rules
-from zerolint.rule import all_rules
+from zerolint.model.document import parse
+from zerolint.rules.cases import load_cases
+from zerolint.rules.engine import Selection, run_rules
+from zerolint.rules.rule import all_rules
 
 RULES = all_rules()
 CASES = [(r, c) for r in RULES for c in load_cases(r.code)]
@@ -27,7 +27,8 @@ def _found(rule, case):
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
 def test_every_rule_has_bad_and_good_cases(rule):
     kinds = {c.kind for c in load_cases(rule.code)}
-    assert {"bad", "good"} <= kinds, f"fixtures/rules/{rule.code}.toml needs at least one bad and one good case"
+    assert {"bad", "good"} <= kinds, \
+        f"src/zerolint/data/rule_cases/{rule.code}.toml needs at least one bad and one good case"
 
 
 @pytest.mark.parametrize("rule,case", CASES, ids=[f"{r.code}-{c.kind}-{c.name}" for r, c in CASES])
@@ -55,7 +56,7 @@ FIX_CASES = [(r, c) for r, c in CASES if c.fixed is not None or c.unsafe_fixed i
 def test_case_fixed(rule, case):
     """`fixed`: the text `zerolint check --fix` makes of the config (this rule's fixes only); `unsafe_fixed`: the
     same with --unsafe-fixes; `prefer`: the --prefer choice for both."""
-    from zerolint.fix import fix_text
+    from zerolint.fix.engine import fix_text
 
     prefer = [case.prefer] if case.prefer else []
     for expected, unsafe in ((case.fixed, False), (case.unsafe_fixed, True)):

@@ -1,4 +1,5 @@
-"""Tests of the generated DeepSpeed config JSON Schemas (schemas/deepspeed-*.json, scripts/gen_schema.py)."""
+"""Tests of the generated DeepSpeed config JSON Schemas (src/zerolint/data/schemas/deepspeed-*.json,
+scripts/gen_schema.py)."""
 
 import importlib.util
 import json
@@ -7,18 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, missing, require
 
 jsonschema = require("jsonschema")
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMAS = sorted((REPO / "schemas").glob("deepspeed-*.json"))
+SCHEMA_DIR = REPO / "src" / "zerolint" / "data" / "schemas"
+SCHEMAS = sorted(SCHEMA_DIR.glob("deepspeed-*.json"))
 LINES = ["0.16", "0.17", "0.18", "0.19"]
 
 
 def load(line):
-    return json.loads((REPO / "schemas" / f"deepspeed-{line}.json").read_text(encoding="utf-8"))
+    return json.loads((SCHEMA_DIR / f"deepspeed-{line}.json").read_text(encoding="utf-8"))
 
 
 def deref(schema, node):

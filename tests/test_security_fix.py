@@ -10,14 +10,13 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 TIMEOUT = 120
 
 
 def run(*args, cwd, input=None, env=None):
-    full_env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     full_env.pop("GITHUB_ACTIONS", None)
     return subprocess.run([sys.executable, "-m", "zerolint", *args], input=input, capture_output=True, cwd=cwd,
                           env=full_env, timeout=TIMEOUT)
@@ -41,7 +40,7 @@ def _fake_rules(tmp_path, monkeypatch):
 
 
 def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tmp_path, monkeypatch):
-    from zerolint.rule import _rule_modules
+    from zerolint.rules.rule import _rule_modules
 
     pkg, package = _fake_rules(tmp_path, monkeypatch)
     victim = tmp_path / "victim.txt"
@@ -59,7 +58,7 @@ def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tm
 
 
 def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
-    from zerolint.rule import _rule_modules
+    from zerolint.rules.rule import _rule_modules
 
     pkg, package = _fake_rules(tmp_path, monkeypatch)
     st = (pkg / "a_rule.py").stat()
@@ -87,7 +86,7 @@ def test_deleted_working_directory_exits_2_with_a_message(tmp_path, args):
             "sys.argv[2:]\nrunpy.run_module('zerolint', run_name='__main__')")
     full = [str(cfg) if a == "CFG" else a for a in args]
     r = subprocess.run([sys.executable, "-c", code, str(gone), *full], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=TIMEOUT)
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, timeout=TIMEOUT)
     assert r.returncode == 2, r.stderr
     assert r.stderr == ("zerolint: error: the working directory is not accessible (No such file or directory); cd to "
                         "an existing directory\n")
@@ -147,9 +146,9 @@ def test_fix_of_yaml_on_stdin_prints_it_unchanged(tmp_path):
 ])
 def test_a_fixed_text_that_does_not_parse_with_the_files_reader_is_not_written(tmp_path, capsys, original, broken,
                                                                                 reader):
-    from zerolint.api import Limits
-    from zerolint.fix import FixResult
-    from zerolint.fixcli import run_fixes
+    from zerolint.base.fsio import Limits
+    from zerolint.cli.fix import run_fixes
+    from zerolint.fix.engine import FixResult
 
     cfg = tmp_path / "ds.json"
     cfg.write_text(original)
@@ -196,7 +195,7 @@ def test_a_hard_linked_file_is_not_split(tmp_path):
 
 
 def test_another_users_file_in_a_writable_directory_is_not_taken_over(tmp_path, monkeypatch):
-    from zerolint import fsio
+    from zerolint.base import fsio
 
     cfg = tmp_path / "ds.json"
     cfg.write_text(MISPLACED)
@@ -231,7 +230,7 @@ def test_mode_and_extended_attributes_are_kept(tmp_path):
 def test_temp_files_are_unique_cleaned_on_error_and_leftovers_of_a_killed_run_removed(tmp_path, monkeypatch):
     import time
 
-    from zerolint import fsio
+    from zerolint.base import fsio
 
     cfg = tmp_path / "ds.json"
     cfg.write_text(MISPLACED)
@@ -285,7 +284,7 @@ def test_yaml_alias_bomb_is_refused_located(tmp_path):
 
 
 def test_yaml_alias_without_anchor_name_in_api_and_deep_yaml(tmp_path):
-    from zerolint.hf import read_accelerate_yaml
+    from zerolint.integrations.hf import read_accelerate_yaml
 
     cfg, problem, span = read_accelerate_yaml("acc.yaml", b"x: &a 1\ny: *a\n")
     assert cfg is None and problem.startswith("YAML anchor 'a': ") and span == (3, 4)

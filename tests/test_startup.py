@@ -11,20 +11,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import types
 
 import pytest
-
 from conftest import ROOT, SEED
 
-LAZY = ("importlib.metadata", "importlib.resources", "difflib", "traceback", "tomllib", "zerolint.estimate",
-        "zerolint.modelspec", "email", "zipfile", "rich", "yaml", "jsonschema", "pydantic", "torch", "deepspeed")
+LAZY = ("importlib.metadata", "importlib.resources", "difflib", "traceback", "tomllib", "zerolint.estimate.memory",
+        "zerolint.estimate.modelspec", "email", "zipfile", "rich", "yaml", "jsonschema", "pydantic", "torch",
+        "deepspeed")
 
 
 def test_installed_deepspeed_matches_importlib_metadata():
     from importlib import metadata
 
-    from zerolint.versions import installed_deepspeed
+    from zerolint.model.versions import installed_deepspeed
 
     try:
         expected = metadata.version("deepspeed")
@@ -40,7 +39,7 @@ def test_installed_deepspeed_matches_importlib_metadata():
     ("deepspeed-mii-0.2.dist-info", None),
 ])
 def test_dist_info_names(tmp_path, monkeypatch, name, version):
-    from zerolint import versions
+    from zerolint.model import versions
 
     (tmp_path / name).mkdir()
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
@@ -48,7 +47,7 @@ def test_dist_info_names(tmp_path, monkeypatch, name, version):
 
 
 def test_develop_egg_info_reads_pkg_info(tmp_path, monkeypatch):
-    from zerolint import versions
+    from zerolint.model import versions
 
     (tmp_path / "deepspeed.egg-info").mkdir()
     pkg_info = "Metadata-Version: 2.1\nName: deepspeed\nVersion: 0.18.2\n"
@@ -64,7 +63,7 @@ def test_check_imports_nothing_it_does_not_need(tmp_path):
     code = ("import sys\nfrom zerolint.cli import main\ntry:\n    main(['check', '--quiet', sys.argv[1]])\n"
             "except SystemExit:\n    pass\nprint('\\n'.join(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout.split()
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split()
     loaded = {m for m in out if m in LAZY or m.split(".")[0] in LAZY}
     assert not loaded, f"imported on a plain check: {sorted(loaded)}"
 
@@ -81,7 +80,7 @@ def _fake_rules(tmp_path, files: dict[str, str]):
 def _load(tmp_path, monkeypatch):
     import importlib
 
-    from zerolint.rule import _rule_modules
+    from zerolint.rules.rule import _rule_modules
 
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in [m for m in sys.modules if m == "fake_rules" or m.startswith("fake_rules.")]:
@@ -97,17 +96,18 @@ def test_rule_modules_are_plain_imports_and_write_only_pyc(tmp_path, monkeypatch
     from importlib.machinery import SourceFileLoader
 
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    d = _fake_rules(tmp_path, {"a_rule": '"""doc a"""\nVALUE = 1\n', "b_rule": "raise RuntimeError('broken rule')\n",
-                               "_private": "VALUE = 0\n"})
+    d = _fake_rules(tmp_path, {"zl001_a": '"""doc a"""\nVALUE = 1\n', "zl002_b": "raise RuntimeError('broken rule')\n",
+                               "_private": "VALUE = 0\n", "engine": "raise RuntimeError('not a rule module')\n"})
     try:
         loaded = _load(tmp_path, monkeypatch)
-        assert list(loaded) == ["a_rule", "b_rule"]
-        a = loaded["a_rule"]
-        assert a.VALUE == 1 and a.__doc__ == "doc a" and a.__file__ == str(d / "a_rule.py")
+        assert list(loaded) == ["zl001_a", "zl002_b"]  # only zlNNN_* modules are rules: not _private, not engine
+        a = loaded["zl001_a"]
+        assert a.VALUE == 1 and a.__doc__ == "doc a" and a.__file__ == str(d / "zl001_a.py")
         assert isinstance(a.__spec__.loader, SourceFileLoader)
-        assert isinstance(loaded["b_rule"], RuntimeError) and str(loaded["b_rule"]) == "broken rule"
+        assert isinstance(loaded["zl002_b"], RuntimeError) and str(loaded["zl002_b"]) == "broken rule"
+        assert "fake_rules.engine" not in sys.modules
         written = sorted(p.name for p in (d / "__pycache__").iterdir())
-        assert written and all(n.endswith(".pyc") and n.split(".")[0] in ("__init__", "a_rule", "b_rule")
+        assert written and all(n.endswith(".pyc") and n.split(".")[0] in ("__init__", "zl001_a", "zl002_b")
                                for n in written), written
     finally:
         for name in [m for m in sys.modules if m == "fake_rules" or m.startswith("fake_rules.")]:
@@ -119,10 +119,10 @@ def test_rule_loading_writes_no_bundle_into_the_installed_package(tmp_path):
     from zerolint import rules
 
     cache = os.path.join(rules.__path__[0], "__pycache__")
-    code = "from zerolint.rule import all_rules\nprint(len(all_rules()))"
+    code = "from zerolint.rules.rule import all_rules\nprint(len(all_rules()))"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                         env={**env, "PYTHONPATH": str(ROOT)}, check=True).stdout
+                         env={**env, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout
     assert int(out) > 30
     extra = [n for n in os.listdir(cache) if not n.endswith(".pyc")] if os.path.isdir(cache) else []
     assert not extra, extra

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import hjson
-
 from conftest import run_cli
-from zerolint.upgrade import upgrade_text
+
+from zerolint.fix.upgrade import upgrade_text
 
 OLD = """{
   "train_micro_batch_size_per_gpu": 4,

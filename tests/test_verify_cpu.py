@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,7 +195,7 @@ def test_timeout_kills_the_process_group(env, tmp_path):
     assert run["status"] == "timeout" and elapsed < 30
     [msg] = [d["message"] for d in rep["diagnostics"] if d["code"] == "ZL991"]
     assert "timed out after 1 s" in msg
-    from zerolint.verify.runner import processes_of
+    from zerolint.verify.procs import processes_of
 
     assert processes_of(run["run_id"]) == []
 

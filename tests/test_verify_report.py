@@ -3,10 +3,10 @@ reported as PASS (the exit code is 1)."""
 
 from __future__ import annotations
 
-from zerolint.document import parse
+from zerolint.model.document import parse
+from zerolint.model.view import Settings, View
 from zerolint.verify.intent import IntentCheck
 from zerolint.verify.report import RunReport, run_lines
-from zerolint.view import Settings, View
 
 TEXT = '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}'
 

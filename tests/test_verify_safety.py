@@ -17,15 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import oracle
-from zerolint import machine_keys
-from zerolint.document import parse
-from zerolint.engine import Selection, run_rules
+
+from zerolint.model import machine_keys
+from zerolint.model.document import parse
+from zerolint.model.view import Settings
+from zerolint.rules.engine import Selection, run_rules
 from zerolint.verify import cache, sandbox
 from zerolint.verify.resolve import NEUTRALISED, SCRATCH, build_plan
 from zerolint.verify.runner import RunOptions, child_env
-from zerolint.view import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 ADAMW = {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}  # torch's AdamW: no fused_adam build
@@ -163,7 +163,7 @@ def test_child_env_has_no_user_pythonpath_and_no_secrets(monkeypatch):
         monkeypatch.setenv(k, v)
     plan = build_plan({"train_micro_batch_size_per_gpu": 1}, target="deepspeed")
     env = child_env(plan, RunOptions(extensions_dir="/x/ext"), "run1", 12345)
-    assert env["PYTHONPATH"] == str(ROOT)  # zerolint's own root only
+    assert env["PYTHONPATH"] == str(ROOT / "src")  # zerolint's own root only
     assert not set(env) & {"AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "HF_TOKEN", "WANDB_API_KEY", "PYTHONSTARTUP",
                            "PYTHONHOME", "HOME", "LD_PRELOAD"}
     assert (env["PYTHONNOUSERSITE"], env["PYTHONSAFEPATH"], env["RANK"], env["ZEROLINT_VERIFY_RUN"]) == (
@@ -253,7 +253,7 @@ def verify(tmp_path, config: dict, pythonpath: str | None = None, *args):
     env = {**os.environ, "NO_COLOR": "1", "ZEROLINT_CACHE_DIR": str(tmp_path / "cache"),
            "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR", str(ROOT / ".cache" / "torch_extensions"))}
     if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + str(ROOT)
+        env["PYTHONPATH"] = pythonpath + os.pathsep + str(ROOT / "src")
     p = subprocess.run([sys.executable, "-m", "zerolint", "verify", str(path), "--cpu", "--format", "json", "-q",
                         "--timeout", "600", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     try:

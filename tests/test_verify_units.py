@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import require
-from zerolint.document import parse
-from zerolint.view import Settings, View
+
+from zerolint.model.document import parse
+from zerolint.model.view import Settings, View
 from zerolint.verify import resolve
 from zerolint.verify.intent import check_intent
 from zerolint.verify.mapping import map_error, stage_of
@@ -174,9 +174,9 @@ def test_parse_errors_map_to_the_key(text, pointer, line):
     err = _ds_error(json.loads(text))
     m = map_error(err, "initialize", doc, json.loads(text))
     assert (m.stage, m.pointer) == ("parse", pointer), m
-    from zerolint.engine import locate
-    from zerolint.rule import Finding
-    from zerolint.verify.codes import FAILED
+    from zerolint.model.diagnostics import Finding
+    from zerolint.rules.engine import locate
+    from zerolint.rules.engine_rules import FAILED
 
     assert locate(doc, FAILED, Finding(m.pointer, m.message), FAILED.default_severity).line == line
 
@@ -236,8 +236,7 @@ def test_intent_stage3_partitioning(tmp_path):
 # -- codes and fallbacks ---------------------------------------------------------------------------------------------
 
 def test_verify_codes_are_known_and_documented():
-    from zerolint.extra_rules import describe
-    from zerolint.verify.codes import VERIFY_RULES
+    from zerolint.rules.engine_rules import VERIFY_RULES, describe
 
     doc = (ROOT / "docs" / "verify.md").read_text()
     for r in VERIFY_RULES:
@@ -248,9 +247,9 @@ def test_verify_codes_are_known_and_documented():
 
 
 def test_compare_fix_without_a_fix_engine(monkeypatch):
-    from zerolint.verify.command import VerifyOptions, _fixed
+    from zerolint.cli.verify import VerifyOptions, _fixed
 
-    monkeypatch.setitem(sys.modules, "zerolint.fix", None)  # as if zerolint/fix.py were absent
+    monkeypatch.setitem(sys.modules, "zerolint.fix.engine", None)  # as if zerolint/fix/engine.py were absent
     info, text = _fixed("{}", "ds.json", VerifyOptions())
     assert text is None and info["available"] is False and "fix engine not available" in info["reason"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from zerolint.document import parse
-from zerolint.dsfacts import placeholder_text
-from zerolint.view import MISSING, Settings, View
+from zerolint.model.document import parse
+from zerolint.model.dsfacts import placeholder_text
+from zerolint.model.view import MISSING, Settings, View
 
 
 def view(text: str, **kw) -> View:

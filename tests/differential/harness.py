@@ -187,13 +187,13 @@ def _verdict(reply: dict) -> Verdict:
 
 # -- zerolint's side -----------------------------------------------------------------------------------------------
 def zerolint_settings():
-    from zerolint.view import Settings
+    from zerolint.model.view import Settings
 
     return Settings(target="deepspeed", world_size=1, deepspeed_version=DEEPSPEED_VERSION)
 
 
 def lint(data: bytes, name: str = "ds_config.json") -> list:
-    from zerolint.api import lint_bytes
+    from zerolint.pipeline import lint_bytes
 
     return lint_bytes(data, name, zerolint_settings()).diagnostics
 

@@ -27,7 +27,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "fixtures" / "rules"
+FIXTURES = ROOT / "src" / "zerolint" / "data" / "rule_cases"
 SEED_DIR = ROOT / "fixtures" / "examples" / "seed"
 CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
 
@@ -119,7 +119,7 @@ class Keys:
     """Sections, their keys, enums, aliases, deprecated and removed keys, from the generated 0.19 schema."""
 
     def __init__(self) -> None:
-        from zerolint.schema import load_schema
+        from zerolint.model.schema import load_schema
 
         s = load_schema("0.19")
         self.sections: dict[str, dict[str, Any]] = {}  # pointer -> {key: resolved property schema}

@@ -11,7 +11,6 @@ import importlib.util
 from collections import Counter
 
 import pytest
-
 from conftest import oracle
 
 from . import harness, mutations

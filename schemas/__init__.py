@@ -1,1 +1,0 @@
-"""Generated DeepSpeed config schemas (package data)."""

@@ -1,0 +1,92 @@
+"""The Python API: lint a config given as a path, text, bytes or dict; the check for training scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .base.fsio import Limits
+from .model.diagnostics import Diagnostic
+from .model.view import Settings
+from .pipeline import lint_bytes, lint_path
+from .rules.engine import Selection
+
+
+def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
+         select: list[str] | None = None, ignore: list[str] | None = None,
+         training_args: Any = None) -> list[Diagnostic]:
+    """Lint a config: a path (str or PathLike) to a file, JSON text, or a dict as you would pass to
+    `deepspeed.initialize(config=...)`; a path ending in .yaml/.yml is an Accelerate config, linted with the
+    DeepSpeed config it names. `training_args`: a TrainingArguments (or its dict / JSON dump, or a path to one)
+    whose values the HF Trainer compares with the config (ZL523); the target then defaults to hf. Returns the
+    diagnostics, most severe first in each file order."""
+    args = None
+    if training_args is not None:
+        from .model.trainer import training_args_dict
+
+        args = training_args_dict(training_args)
+        target = "hf" if target == "auto" else target
+        world_size = world_size or args.get("world_size")
+    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size,
+                        training_args=args)
+    selection = Selection(select=select or ["ALL"], ignore=ignore or [])
+    if isinstance(config, (str, os.PathLike)) and os.fspath(config).lower().endswith((".yaml", ".yml")):
+        from .pipeline import lint_accelerate
+
+        return [d for r in lint_accelerate(os.fspath(config), settings, selection, Limits()) for d in r.diagnostics]
+    if isinstance(config, dict):
+        return lint_bytes(json.dumps(config, indent=2).encode(), "<dict>", settings, selection).diagnostics
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and not config.lstrip().startswith("{")):
+        return lint_path(os.fspath(config), settings, selection).diagnostics
+    if isinstance(config, bytes):
+        return lint_bytes(config, "<bytes>", settings, selection).diagnostics
+    return lint_bytes(str(config).encode(), "<string>", settings, selection).diagnostics
+
+
+# -- the Python helper for training scripts ---------------------------------------------------------------------------
+
+class DeepSpeedConfigError(ValueError):
+    """Raised by `check_or_raise` when the DeepSpeed config has errors; `.diagnostics` holds all findings."""
+
+    def __init__(self, message: str, diagnostics: list) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
+def format_diagnostics(diagnostics: list) -> str:
+    from .base.escape import safe
+
+    lines = []
+    for d in diagnostics:
+        lines.append(f"  {d.file}:{d.line}:{d.column}: {d.severity.value} {d.code} [{d.name}] {safe(d.message)}")
+        if d.help:
+            lines.append(f"      help: {safe(d.help)}")
+    return "\n".join(lines)
+
+
+def check_or_raise(training_args: Any = None, config: Any = None, *, target: str = "hf", fail_on: str = "error",
+                   **kwargs: Any) -> list:
+    """Lint the DeepSpeed config a training script is about to use, before `Trainer(...)` allocates anything.
+
+        args = TrainingArguments(..., deepspeed="ds_config.json")
+        zerolint.check_or_raise(args)          # raises DeepSpeedConfigError listing the errors
+        trainer = Trainer(model=model, args=args, ...)
+
+    `config` defaults to `training_args.deepspeed` (a path or a dict). Returns the findings below `fail_on` (for
+    logging); raises `DeepSpeedConfigError` when any finding is at or above it."""
+    from .model.diagnostics import Severity
+
+    if config is None:
+        config = getattr(training_args, "deepspeed", None) if not isinstance(training_args, dict) else \
+            training_args.get("deepspeed")
+        if config is None:
+            raise ValueError("no DeepSpeed config: pass config=..., or training_args with deepspeed set")
+    diagnostics = lint(config, target=target, training_args=training_args, **kwargs)
+    threshold = Severity.parse(fail_on).rank
+    failing = [d for d in diagnostics if d.severity.rank >= threshold]
+    if failing:
+        raise DeepSpeedConfigError(
+            f"zerolint found {len(failing)} problem(s) in the DeepSpeed config that would stop or silently change "
+            f"training:\n{format_diagnostics(failing)}", diagnostics)
+    return diagnostics

@@ -1,0 +1,376 @@
+"""Writing a fixed config back without ever damaging the user's file.
+
+- the new content goes to a temporary file in the same directory (same filesystem), is fsync'ed, gets the
+  original's permission bits, and replaces the original with one atomic `os.replace`; the directory is fsync'ed
+  after. A crash at any point leaves either the old file or the new one, never a mix (and at worst a stray
+  `.<name>.*.zerolint-tmp` file, which is never read as a config and is removed by the next write of that file);
+- a read-only file, another user's file, and a file with hard links are not replaced (reported instead); the
+  owner, group and extended attributes of the original are kept, or nothing is written;
+- a file that changed since it was read (mtime, size or content hash) is not replaced;
+- a symlink whose target lies outside the tree being checked (the working directory or the root given on the
+  command line) is not followed for writing; a symlink inside it is written through (the link stays a link).
+
+Report files (`write_output`) and reads of configs (`check_read`) follow the same out-of-tree rule; the threat
+model is in docs/security.md.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+# Test hook: called with the temporary file's path after it is written and synced, before the rename.
+_before_replace: Callable[[str], None] | None = None
+
+
+class WriteRefused(Exception):
+    """The fixed text was not written; the message says why. The original is untouched."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a file looked like when it was read."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, path: str, data: bytes) -> "Snapshot":
+        st = os.stat(path)
+        return cls(path, st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+
+
+def read_with_snapshot(path: str) -> tuple[bytes, Snapshot]:
+    with open(path, "rb") as f:
+        data = f.read()
+    return data, Snapshot.of(path, data)
+
+
+def _within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives
+        return False
+
+
+def check_target(path: str, roots: Iterable[str]) -> str:
+    """The real path to write for `path`. Raises WriteRefused for a link out of every root, or a non-file."""
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path):
+        allowed = [os.path.realpath(r) for r in roots]
+        if not any(_within(real, r) for r in allowed):
+            raise WriteRefused(f"{path}: a symlink to {real}, outside the tree being checked; not written")
+    if not os.path.isfile(real):
+        raise WriteRefused(f"{path}: not a regular file; not written")
+    return real
+
+
+def atomic_write(path: str, data: bytes, snapshot: Snapshot | None = None, roots: Iterable[str] = (".",)) -> None:
+    """Replace `path` with `data` atomically (see the module docstring)."""
+    real = check_target(path, roots)
+    st = os.stat(real)
+    _check_replaceable(path, st)
+    directory = os.path.dirname(real) or "."
+    _remove_stale_temps(directory, os.path.basename(real))
+    # mkstemp: a random name, created O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600 until the original's mode is copied
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            _keep_owner(path, f.fileno(), st)
+            os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))  # after fchown, which may clear set-id bits
+            _copy_xattrs(path, real, f.fileno())
+            os.fsync(f.fileno())
+        if _before_replace is not None:
+            _before_replace(tmp)
+        if snapshot is not None:
+            _check_unchanged(real, snapshot)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(dfd)
+
+
+TEMP_SUFFIX = ".zerolint-tmp"
+STALE_TEMP_SECONDS = 600  # a temp file this old is a leftover of a killed run (a live write takes milliseconds)
+
+
+def _check_replaceable(path: str, st: os.stat_result) -> None:
+    """Refuse what a rename over the file would damage: a read-only file (its mode says "do not change me"), another
+    user's file (the new file would be ours), a file with hard links (the other names would keep the old text)."""
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise WriteRefused(f"{path}: read-only (mode {stat.S_IMODE(st.st_mode):04o}); not written (make it writable "
+                           "to fix it)")
+    euid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+    if euid != 0 and st.st_uid != euid:
+        raise WriteRefused(f"{path}: owned by another user (uid {st.st_uid}); replacing it would make it yours; "
+                           "not written")
+    if st.st_nlink > 1:
+        raise WriteRefused(f"{path}: has {st.st_nlink} hard links; replacing it would split them (the other names "
+                           "would keep the old text); not written")
+
+
+def _keep_owner(path: str, fd: int, st: os.stat_result) -> None:
+    now = os.fstat(fd)
+    if (now.st_uid, now.st_gid) == (st.st_uid, st.st_gid) or not hasattr(os, "fchown"):
+        return
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:  # e.g. a group we are not in
+        raise WriteRefused(f"{path}: its owner and group ({st.st_uid}:{st.st_gid}) cannot be kept; not written") \
+            from None
+
+
+def _copy_xattrs(path: str, real: str, fd: int) -> None:
+    """Extended attributes (ACLs, user.* tags, macOS-style metadata) go to the new file; a file whose attributes
+    cannot be kept is not replaced. The SELinux label is the exception: the new file gets its directory's."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(real)
+    except OSError as e:
+        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            return
+        raise WriteRefused(f"{path}: its extended attributes cannot be read ({e.strerror or e}); not written") \
+            from None
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(real, name))
+        except OSError as e:
+            if name == "security.selinux":
+                continue
+            raise WriteRefused(f"{path}: its extended attribute {name} cannot be kept ({e.strerror or e}); "
+                               "not written") from None
+
+
+def _remove_stale_temps(directory: str, base: str) -> None:
+    """Temp files of this file left by a killed run (SIGKILL runs no cleanup): ours, regular, and older than
+    STALE_TEMP_SECONDS. Their names (`.NAME.RANDOM.zerolint-tmp`) are never picked up as configs meanwhile."""
+    import time
+
+    prefix, cutoff = f".{base}.", time.time() - STALE_TEMP_SECONDS
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        with os.scandir(directory) as entries:
+            for e in entries:
+                if not (e.name.startswith(prefix) and e.name.endswith(TEMP_SUFFIX)):
+                    continue
+                try:
+                    st = e.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff and euid in (None, st.st_uid):
+                        os.unlink(e.path)
+                except OSError:
+                    pass
+    except OSError:
+        pass
+
+
+def _check_unchanged(real: str, snap: Snapshot) -> None:
+    try:
+        st = os.stat(real)
+        with open(real, "rb") as f:
+            now = f.read()
+    except OSError as e:
+        raise WriteRefused(f"{snap.path}: cannot be re-read before writing ({e.strerror or e}); not written") from None
+    if st.st_mtime_ns != snap.mtime_ns or st.st_size != snap.size or hashlib.sha256(now).hexdigest() != snap.sha256:
+        raise WriteRefused(f"{snap.path}: changed since zerolint read it; not written (run again)")
+
+
+# -- report files (-o, the Action's SARIF, verify's outputs, baselines) ------------------------------------------------
+
+class OutputError(Exception):
+    """A report file could not be written (exit code 2); nothing was left at its path."""
+
+
+def write_output(path: str, text: str | bytes) -> None:
+    """Write a report file all or nothing, never through a link: a temporary file is created beside it with
+    O_CREAT|O_EXCL|O_NOFOLLOW (relative to a descriptor of the directory, so a directory swapped for a link later
+    changes nothing), written, synced and renamed over `path`. A rename replaces a link planted at `path` instead of
+    following it, but a link there is refused anyway so that the user hears about it. A path written inside the
+    working directory must not reach outside it through a symlinked directory (a PR can commit `reports -> /home`);
+    a path the user wrote outside it (`$RUNNER_TEMP/zerolint.sarif`) is the user's choice. Raises OutputError."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    target = os.path.abspath(path)
+    directory, name = os.path.split(target)
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{path}: is a symbolic link; zerolint does not write reports through links (remove it "
+                          "or choose another path)")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"{path}: exists and is not a regular file")
+    if not os.path.isdir(directory):
+        raise OutputError(f"{path}: cannot write: the directory {directory} does not exist")
+    cwd = os.getcwd()
+    real_dir = os.path.realpath(directory)
+    if _within(target, cwd) and not _within(real_dir, os.path.realpath(cwd)):
+        raise OutputError(f"{path}: its directory is a symbolic link to {real_dir}, outside the working directory; "
+                          "not written")
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    tmp = None
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(100):
+            candidate = f".{name}.{os.urandom(6).hex()}.zerolint-tmp"
+            try:
+                fd = os.open(candidate, flags, 0o666, dir_fd=dfd)  # the umask applies, as for any new file
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        else:  # pragma: no cover - 100 collisions of 48 random bits
+            raise OutputError(f"{path}: cannot create a temporary file in {directory}")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            if st is not None:  # replacing a report: keep its permission bits
+                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        tmp = None
+        try:
+            os.fsync(dfd)
+        except OSError:  # pragma: no cover - filesystems without directory fsync
+            pass
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e}); nothing was written") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+        os.close(dfd)
+
+
+# -- reads stay in the tree -------------------------------------------------------------------------------------------
+
+# Pseudo-filesystems: /proc/self/environ is a regular file full of secrets, /dev/stdin a link to a pipe.
+NEVER_READ = ("/proc", "/sys", "/dev")
+
+
+class ReadRefused(Exception):
+    """A config path that resolves outside the tree it was found in, or into /proc, /sys or /dev."""
+
+
+def read_roots(path: str) -> tuple[str, ...]:
+    """The tree a config named on the command line may be read from. A path inside the working directory (as
+    written, before links are resolved) is held to the working directory: the repository root in CI, so a link a
+    pull request commits cannot reach ~/.docker/config.json. A path the user wrote outside it (`/data/ds.json`,
+    `../other/ds.json`) is the user's choice and is held to its own directory."""
+    cwd = os.getcwd()
+    target = os.path.abspath(path)
+    if _within(target, cwd) or _within(target, os.path.realpath(cwd)):
+        return (os.path.realpath(cwd),)
+    return (os.path.realpath(os.path.dirname(target)),)
+
+
+def check_read(path: str, roots: Iterable[str] | None) -> None:
+    """Raise ReadRefused when `path` resolves into /proc, /sys or /dev, or (with `roots`) out of every root."""
+    real = os.path.realpath(path)
+    for forbidden in NEVER_READ:
+        # devices, FIFOs and directories there get read_bytes' own message (what the file is, how to pipe it)
+        if _within(real, forbidden) and os.path.isfile(real):
+            raise ReadRefused(f"{path}: resolves to {real}; zerolint never reads {forbidden}")
+    if roots is not None and not any(_within(real, r) for r in roots):
+        raise ReadRefused(f"{path}: resolves to {real}, outside the tree being checked ({', '.join(roots)}); "
+                          "not read")
+
+
+# -- reading a config --------------------------------------------------------------------------------------------
+
+DEFAULT_MAX_DEPTH = 256
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be read at all (missing, a directory, no permission): exit code 2."""
+
+
+@dataclass
+class Limits:
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    # Directories every read must resolve into (fsio.read_roots; the CLI sets them per file); None: anywhere but
+    # /proc, /sys and /dev, which are never read.
+    roots: tuple[str, ...] | None = None
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_bytes(path: str, limits: Limits) -> bytes:
+    """The file's bytes (at most max_bytes + 1, so that an oversized file is detected without reading all of it).
+    Only regular files are read: a FIFO without a writer would block forever and /dev/zero never ends, so those are
+    refused up front (opened non-blocking, checked with fstat: no race with a file swapped in between). A path that
+    resolves out of `limits.roots`, or into /proc, /sys or /dev, is not read (fsio.check_read)."""
+    try:
+        check_read(path, limits.roots)
+    except ReadRefused as e:
+        raise UnreadableFile(str(e)) from None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UnreadableFile(f"{path}: broken symbolic link (it points to {os.readlink(path)!r}, which does "
+                                 "not exist)") from None
+        raise UnreadableFile(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UnreadableFile(f"{path}: is a directory") from None
+    except PermissionError:
+        raise UnreadableFile(f"{path}: permission denied") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnreadableFile(f"{path}: symbolic link loop (the link resolves back to itself)") from None
+        raise UnreadableFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UnreadableFile(f"{path}: is a directory")
+        for test, what in _NOT_REGULAR:
+            if test(mode):
+                raise UnreadableFile(f"{path}: is {what}, not a regular file; to lint a stream, pipe it to stdin: "
+                                     f"zerolint check - < {path}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            return f.read(limits.max_bytes + 1)
+    except UnreadableFile:
+        raise
+    except PermissionError:
+        raise UnreadableFile(f"{path}: permission denied") from None
+    except OSError as e:
+        raise UnreadableFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -1,0 +1,332 @@
+"""`zerolint verify`: the static check, then a real DeepSpeed init-and-step in a child process, one report.
+
+Called by the click command in zerolint/cli/. Never imports torch or deepspeed (the child does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from ..base.fsio import UnreadableFile
+from ..base.version import __version__
+from ..model.document import Document
+from ..model.view import Settings, View
+from ..pipeline import lint_bytes, lint_path
+from ..rules.engine import Selection
+from ..verify import cache
+from ..verify.ops import build_ops
+from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
+from ..verify.resolve import build_plan, model_spec, parse_params
+from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class VerifyOptions:
+    gpus: int = 1
+    cpu: bool = False
+    compare_fix: bool = False
+    params: str | None = None
+    seq_len: int | None = None
+    steps: int = 3
+    timeout: float = 300.0  # the run only
+    build_timeout: float = 1800.0  # the op build phase (zerolint/verify/ops.py)
+    target: str = "auto"
+    formats: tuple = ("text",)
+    outputs: tuple = ()
+    no_cache: bool = False
+    launcher: str = "torchrun"
+    precision: str = "bf16"
+    client_optimizer: str = "auto"
+    unsafe_fixes: bool = False
+    prefer: tuple = ()
+    fail_on: str = "error"
+    select: list = field(default_factory=lambda: ["ALL"])
+    ignore: list = field(default_factory=list)
+    quiet: bool = False
+    color: bool = True
+    keep: str | None = None  # keep the run's files (spec, log, results) under this directory
+
+
+class Progress:
+    """Where the run is: a rich spinner on a terminal, plain lines on stderr otherwise, nothing with --quiet."""
+
+    def __init__(self, enabled: bool, rich: bool) -> None:
+        self.enabled, self.rich, self.status, self.label = enabled, rich, None, ""
+
+    def start(self, label: str) -> None:
+        self.label = label
+        if not self.enabled:
+            return
+        if self.rich:
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status(f"verify {label}: starting")
+            self.status.start()
+        else:
+            print(f"zerolint verify: {label}: starting", file=sys.stderr, flush=True)
+
+    def __call__(self, phase: str) -> None:
+        if not self.enabled:
+            return
+        text = {"import": "importing torch and deepspeed", "model": "building the model",
+                "initialize": "deepspeed.initialize", "inspect": "inspecting the engine",
+                "done": "done", "failed": "failed"}.get(phase, phase)
+        if self.status is not None:
+            self.status.update(f"verify {self.label}: {text}")
+        else:
+            print(f"zerolint verify: {self.label}: {text}", file=sys.stderr, flush=True)
+
+    def note(self, text: str) -> None:
+        """A line that stays (a removed stale lock, a wait for another build), even under a spinner."""
+        if not self.enabled:
+            return
+        if self.status is not None:
+            from rich.markup import escape
+
+            self.status.console.print(f"[yellow]zerolint verify: {escape(text)}[/]")
+        else:
+            print(f"zerolint verify: {text}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+
+def _device(opts: VerifyOptions) -> tuple[str, str]:
+    if opts.cpu:
+        return "cpu", f"cpu:{cpu_model()}"
+    n, name = detect_gpus()
+    if n == 0:
+        return "cpu", f"cpu:{cpu_model()}"
+    if opts.gpus > n:
+        raise UsageError(f"--gpus {opts.gpus}: only {n} GPU{'s' if n != 1 else ''} visible (use --cpu for CPU ranks)")
+    return "cuda", f"cuda:{name}"
+
+
+def _read_for_deepspeed(doc: Document, target: str) -> tuple[dict | None, dict | None]:
+    """The dict the consumer hands DeepSpeed, or a reader error record: DeepSpeed reads a file with hjson and
+    rejects duplicate keys (runtime/config_utils.py:205-212); HF and Accelerate use json.load."""
+    if target == "deepspeed":
+        if doc.hjson_error is not None:
+            e = doc.hjson_error
+            return None, {"type": "HjsonDecodeError", "message": e.message, "offset": e.offset,
+                          "reader_name": "DeepSpeed's hjson reader"}
+        dups = [n for n in doc.notes if n.kind == "duplicate-key"]
+        if dups:
+            return None, {"type": "ValueError", "offset": dups[0].start, "reader_name": "DeepSpeed's config loader",
+                          "message": f"Duplicate keys in DeepSpeed config: {dups[0].message} "
+                                     "(runtime/config_utils.py:205-212)"}
+        import hjson
+
+        data = json.loads(json.dumps(hjson.loads(doc.text)))
+    else:
+        if doc.json_error is not None:
+            e = doc.json_error
+            return None, {"type": "JSONDecodeError", "message": e.message, "offset": e.offset,
+                          "reader_name": f"{'the HF Trainer' if target == 'hf' else 'Accelerate'}'s json.load",
+                          "help": "DeepSpeed's own hjson reader accepts it; the HF Trainer and Accelerate do not"}
+        data = json.loads(doc.text)
+    if not isinstance(data, dict):
+        return None, {"type": "TypeError", "message": "the config is not a JSON object", "offset": 0,
+                      "reader_name": "DeepSpeed"}
+    return data, None
+
+
+def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerator: str, device_kind: str,
+                progress: Progress, static=None, doc: Document | None = None) -> RunReport:
+    settings = Settings(target=opts.target)
+    selection = Selection(select=opts.select, ignore=opts.ignore)
+    if doc is None or static is None:
+        res = lint_bytes(text.encode("utf-8"), path, settings, selection)
+        doc, static = res.document, res.diagnostics
+    view = View(doc, settings)
+    data, reader_error = _read_for_deepspeed(doc, view.target)
+    rep = RunReport(label=label, path=path, doc=doc, view=view, plan=None, record={}, static=list(static))
+    base = {"accelerator": accelerator, "world_size": opts.gpus, "timeout_s": opts.timeout,
+            "versions": {"deepspeed": cache.package_version("deepspeed"), "torch": cache.package_version("torch")}}
+    if reader_error is not None:
+        rep.record = {**base, "status": "fail", "phase": "parse", "error": reader_error, "wall_s": 0.0}
+        return analyse(rep, selection)
+    nvme_dir = tempfile.mkdtemp(prefix="zerolint-nvme-")
+    try:
+        params = parse_params(opts.params)
+        plan = build_plan(data, target=view.target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+                          model=model_spec(params, opts.seq_len), tmpdir=nvme_dir,
+                          client_optimizer=opts.client_optimizer)
+        rep.plan = plan
+        key = cache.result_key({
+            "plan": json.loads(json.dumps(plan.to_json()).replace(nvme_dir, "<tmp>")), "zerolint": __version__,
+            "deepspeed": base["versions"]["deepspeed"],
+            "torch": base["versions"]["torch"], "device": device_kind, "world_size": opts.gpus,
+            "launcher": opts.launcher if opts.gpus > 1 else "single",
+        })
+        record = None if opts.no_cache else cache.load(key)
+        if record is not None:
+            rep.cached = True
+        else:
+            ext_dir = cache.extensions_dir(device_kind)
+            progress.start(f"{path} ({label})")
+            try:
+                build = build_ops(needed_ops(plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
+                                  progress.note, cleanup=(nvme_dir,))
+                if build["status"] == "build-timeout":  # the build, not the config, was slow: nothing was run
+                    record = {**base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
+                else:
+                    record = run_plan(plan, RunOptions(
+                        accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
+                        extensions_dir=ext_dir, progress=progress, cleanup=(nvme_dir,),
+                        keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
+                record["build"] = build
+            finally:
+                progress.stop()
+            if record.get("status") in ("pass", "fail", "skip"):
+                cache.store(key, record)
+        rep.record = record
+    finally:
+        shutil.rmtree(nvme_dir, ignore_errors=True)
+    return analyse(rep, selection)
+
+
+def _fixed(text: str, path: str, opts: VerifyOptions) -> tuple[dict, str | None]:
+    """zerolint's fix of the text (zerolint.fix.fix_text), or why there is none."""
+    try:
+        from ..fix.engine import fix_text
+    except ImportError:
+        return {"available": False, "reason": "fix engine not available (zerolint.fix.fix_text not found)"}, None
+    result = fix_text(text, path, Settings(target=opts.target), unsafe=opts.unsafe_fixes, prefer=opts.prefer)
+    info = {"available": True, "applied": [a.to_json() for a in result.applied],
+            "failed": [a.to_json() for a in result.failed], "fixed_text": result.text}
+    if result.skipped:
+        info.update(available=False, reason=f"no fix attempted: {result.skipped}")
+        return info, None
+    if not result.changed:
+        info.update(available=False, reason="zerolint has no fix for this config"
+                    + ("" if opts.unsafe_fixes else " (try --unsafe-fixes)"))
+        return info, None
+    return info, result.text
+
+
+def _need_torch_and_deepspeed() -> None:
+    if not (cache.package_version("torch") and cache.package_version("deepspeed")):
+        raise UsageError("zerolint verify needs torch and deepspeed: pip install 'zerolint[verify]' (on a CPU-only "
+                         "machine install the CPU build of torch first)")
+
+
+def prepare(configs: list[str], opts: VerifyOptions) -> int:
+    """`zerolint verify --prepare CONFIG...`: build the DeepSpeed ops these configs need into the op cache, and
+    nothing else (for Docker images and CI setup steps). 0 when every op is ready, 2 otherwise."""
+    _need_torch_and_deepspeed()
+    accelerator, device_kind = _device(opts)
+    settings = Settings(target=opts.target)
+    ops: list[str] = []
+    for config in configs:
+        try:
+            res = lint_path(config, settings, Selection(select=["ALL"]))
+        except UnreadableFile as e:
+            raise UsageError(str(e)) from None
+        data, reader_error = _read_for_deepspeed(res.document, View(res.document, settings).target)
+        if reader_error is not None:
+            raise UsageError(f"{config}: {reader_error['reader_name']} cannot read it: {reader_error['message']}")
+        try:
+            plan = build_plan(data, target=View(res.document, settings).target, world_size=opts.gpus,
+                              steps=opts.steps, precision=opts.precision, client_optimizer=opts.client_optimizer,
+                              model=model_spec(parse_params(opts.params), opts.seq_len), tmpdir=tempfile.gettempdir())
+        except ValueError as e:
+            raise UsageError(f"{config}: {e}") from None
+        ops += [op for op in needed_ops(plan, accelerator) if op not in ops]
+    ext_dir = cache.extensions_dir(device_kind)
+    progress = Progress(enabled=not opts.quiet, rich=False)
+    progress.label = "prepare"
+    with signals_as_interrupt():
+        build = build_ops(ops, ext_dir, accelerator, opts.build_timeout, progress, progress.note)
+    for op in ops:
+        info = build["ops"].get(op, {})
+        state = info.get("status", "not reached")
+        extra = f" in {info['seconds']:.0f} s" if state == "built" and "seconds" in info else ""
+        extra += f": {info['error']}" if info.get("error") else ""
+        print(f"zerolint verify --prepare: {op}: {'already built' if state == 'cached' else state}{extra}",
+              file=sys.stderr)
+    if build["status"] == "build-timeout":
+        print(f"zerolint verify --prepare: the build of {build['op']} did not finish within --build-timeout "
+              f"{opts.build_timeout:g} s", file=sys.stderr)
+    print(f"zerolint verify --prepare: {len(ops)} op{'s' if len(ops) != 1 else ''} "
+          f"{'ready' if build['status'] == 'ok' else 'NOT ready'} in {ext_dir}", file=sys.stderr)
+    return EXIT_OK if build["status"] == "ok" else EXIT_USAGE
+
+
+def run(config: str, opts: VerifyOptions) -> int:
+    from ..report.output import make_summary
+
+    _need_torch_and_deepspeed()
+    if opts.params is not None:
+        try:
+            parse_params(opts.params)
+        except ValueError as e:
+            raise UsageError(f"--params: {e}") from None
+    accelerator, device_kind = _device(opts)
+    settings = Settings(target=opts.target)
+    selection = Selection(select=opts.select, ignore=opts.ignore)
+    try:
+        res = lint_path(config, settings, selection)
+    except UnreadableFile as e:
+        raise UsageError(str(e)) from None
+    color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    progress = Progress(enabled=not opts.quiet, rich=color)
+    with signals_as_interrupt():  # SIGTERM/SIGHUP stop the run as Ctrl-C does (the CLI exits 128 + signal)
+        reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
+                               static=res.diagnostics, doc=res.document)]
+        compare = None
+        if opts.compare_fix:
+            compare, fixed = _fixed(res.document.text, config, opts)
+            if fixed is not None:
+                reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress))
+                compare["fixed_verdict"] = reports[1].status
+    documents = {config: reports[0].doc}
+    diagnostics = reports[0].diagnostics
+    summary = make_summary(diagnostics, 1)
+    summary["verify"] = reports[0].status
+    _emit(reports, compare, documents, summary, opts)
+    from ..model.diagnostics import Severity
+
+    threshold = Severity.parse(opts.fail_on).rank
+    return EXIT_FINDINGS if any(d.severity.rank >= threshold for d in diagnostics) else EXIT_OK
+
+
+def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
+    formats, outputs = tuple(opts.formats or ("text",)), tuple(opts.outputs or ())
+    if len(outputs) > len(formats):
+        raise UsageError(f"{len(outputs)} --output files but {len(formats)} --format")
+    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+    for i, fmt in enumerate(formats):
+        tty = sys.stdout.isatty() and opts.color and not os.environ.get("NO_COLOR")
+        if fmt == "text" and i not in files and tty:
+            print_rich(reports, compare, documents, summary, quiet=opts.quiet)
+            continue
+        if fmt == "json":
+            text = render_json(reports, compare, summary)
+        elif fmt == "sarif":
+            text = render_sarif(reports, compare, documents, summary)
+        else:
+            text = render_text(reports, compare, documents, summary, quiet=opts.quiet)
+        if i in files:
+            from ..base.fsio import OutputError, write_output  # whole or nothing, never through a link
+
+            try:
+                write_output(files[i], text)
+            except OutputError as e:
+                raise UsageError(str(e)) from None
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()

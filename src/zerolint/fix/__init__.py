@@ -1,0 +1,1 @@
+"""Fixing: the fix loop (safe / unsafe fixes, re-lint, verification) and `zerolint upgrade`."""

@@ -1,0 +1,1 @@
+"""The document and what each consumer makes of it: parse, diagnostics, versions, schema, facts, the View."""

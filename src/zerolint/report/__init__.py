@@ -1,0 +1,3 @@
+"""Reporters turn diagnostics into text for people and machines. They never change diagnostics."""
+
+FORMATS = ("text", "json", "sarif", "github", "junit")

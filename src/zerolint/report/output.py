@@ -1,0 +1,143 @@
+"""The output plumbing every command shares: exit codes, the summary, formats to stdout or files."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _exit(code: int) -> None:
+    """End a `zerolint check` process. The interpreter's own teardown (freeing every module, rule and document one
+    by one) costs ~10 ms of a ~70 ms run and does nothing a finished check needs, so a real `zerolint` process
+    flushes its output and leaves with os._exit when no atexit handler is waiting. Called in-process (tests,
+    CliRunner, `python -c`), it raises SystemExit as usual."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    ours = os.path.basename(argv0) in ("zerolint", "zerolint.exe", "zerolint-script.py") or \
+        argv0.endswith(os.path.join("zerolint", "__main__.py"))
+    if ours and not sys.flags.interactive:
+        import atexit
+
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # a closed pipe: let the normal exit report it
+            sys.exit(code)
+        if getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
+            os._exit(code)
+    sys.exit(code)
+
+
+def make_summary(diagnostics, files: int) -> dict:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    fixable = unsafe = 0
+    for d in diagnostics:
+        counts[d.severity.value] += 1
+        fix = d.fix
+        if fix is not None:
+            fixable += fix.safe
+            unsafe += not fix.safe
+    return {"files": files, "counts": counts, "fixable": fixable, "unsafe_fixable": unsafe}
+
+
+def default_formats(outputs) -> tuple[str, ...]:
+    """GitHub annotations inside GitHub Actions (unless writing to a file), else text."""
+    return ("github",) if os.environ.get("GITHUB_ACTIONS") == "true" and not outputs else ("text",)
+
+
+def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> None:
+    """`emit_reports`, then exit 2 with a message for each report that could not be written."""
+    errors = emit_reports(formats, outputs, diagnostics, documents, summary, quiet=quiet, color=color)
+    if errors:
+        from ..base.escape import safe_line
+
+        for msg in errors:
+            click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+        _exit(EXIT_USAGE)
+
+
+def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True,
+                 caps: tuple[int | None, int | None] | None = None) -> list[str]:
+    """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
+    stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there. Files come
+    first, each written whole or not at all and never through a link (fsio.write_output), so that a closed stdout
+    cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2.
+    `caps`: the most findings shown per file and per report (report/cap.py; default 1,000 and 10,000)."""
+    from .cap import cap_findings
+
+    diagnostics, summary = cap_findings(diagnostics, summary, *(caps or ()))
+    if isinstance(outputs, str):
+        outputs = (outputs,)
+    outputs = tuple(outputs or ())
+    if len(outputs) > len(formats):
+        raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
+                               "file (the last formats go to the files)")
+    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+    errors: list[str] = []
+    if files:
+        from ..base.fsio import OutputError, write_output
+
+        for i, path in files.items():
+            try:
+                write_output(path, render(formats[i], diagnostics, documents, summary, quiet=quiet))
+            except OutputError as e:
+                errors.append(str(e))
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if "github" in formats and step_summary:  # the runner's own file (not from the checkout): appended to
+        from .github import step_summary as markdown
+
+        try:
+            with open(step_summary, "a", encoding="utf-8") as f:
+                f.write(markdown(diagnostics, summary))
+        except OSError as e:
+            errors.append(f"$GITHUB_STEP_SUMMARY {step_summary}: cannot write ({e.strerror or e})")
+    try:
+        for i, fmt in enumerate(formats):
+            if i in files:
+                continue
+            if fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+                from .text import print_rich
+
+                print_rich(diagnostics, documents, summary, quiet=quiet)
+            else:
+                click.echo(render(fmt, diagnostics, documents, summary, quiet=quiet), nl=False)
+    except OSError as e:  # EPIPE (`| head` closed early), ENOSPC (> /dev/full), ...
+        errors.append(_stdout_lost(e))
+    return errors
+
+
+def _stdout_lost(e: OSError) -> str:
+    """The message for a stdout that cannot be written; stdout is pointed at /dev/null so that the interpreter's
+    final flush does not fail (and print a traceback) a second time."""
+    import errno
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor (in-process runs)
+        pass
+    if e.errno == errno.EPIPE:
+        return "stdout was closed (broken pipe): the report was not printed"
+    return f"cannot write to stdout ({e.strerror or e}): the report was not printed"
+
+
+def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
+    if fmt == "json":
+        from .json_format import render as r
+
+        return r(diagnostics, summary)
+    if fmt == "text":
+        from .text import render as r
+
+        return r(diagnostics, documents, summary, quiet=quiet)
+    import importlib
+
+    try:
+        module = importlib.import_module(f".{fmt}", __package__)
+    except ImportError:
+        raise click.UsageError(f"format {fmt!r} is not available in this build") from None
+    return module.render(diagnostics, documents, summary)

@@ -1,0 +1,138 @@
+"""`--format text`: ruff-style findings with a source snippet and a caret. Plain text unless `color`."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..base.escape import safe, safe_line
+from ..model.diagnostics import Diagnostic
+from ..model.document import Document
+
+_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+
+
+def _expand(line: str) -> str:
+    return line.replace("\t", "    ")
+
+
+def _expanded_len(line: str, lo: int, hi: int) -> int:
+    """len(_expand(line[lo:hi])) without building it (many findings on one long minified line stay linear)."""
+    lo, hi = min(max(lo, 0), len(line)), min(max(hi, 0), len(line))
+    return hi - lo + 3 * line.count("\t", lo, hi) if hi > lo else 0
+
+
+def _caret_columns(line: str, col: int, end_col: int) -> tuple[int, int]:
+    """Display columns of a 1-based character range in a line whose tabs print as 4 spaces."""
+    return _expanded_len(line, 0, col - 1), max(1, _expanded_len(line, col - 1, max(end_col - 1, col)))
+
+
+def _source_line(doc: Document, line: int) -> tuple[str, str]:
+    """(the line, as shown: tabs expanded, control characters escaped); long lines are kept per document, so that
+    thousands of findings on one minified line do not re-process it each time."""
+    cache = doc.__dict__.setdefault("_shown_lines", {})
+    if line in cache:
+        return cache[line]
+    raw = doc.line_text(line)
+    shown = raw, safe(_expand(raw))
+    if len(raw) > 200:
+        cache[line] = shown
+    return shown
+
+
+def format_diagnostic(d: Diagnostic, doc: Document | None, color: bool = False) -> list[tuple[str, str]]:
+    """Lines of (style, text) for one diagnostic."""
+    sev = d.severity.value
+    out: list[tuple[str, str]] = [
+        ("", f"{safe_line(d.file)}:{d.line}:{d.column}: "),
+        (_STYLE[sev], f"{sev}"),
+        ("", " "),
+        ("bold", f"{d.code}"),
+        ("", f" [{d.name}] {safe_line(d.message)}\n"),
+    ]
+    if doc is not None and 1 <= d.line <= doc.line_count:
+        line, shown = _source_line(doc, d.line)
+        gutter = len(str(d.end_line if d.end_line == d.line else d.line))
+        end_col = d.end_column if d.end_line == d.line else len(line) + 1
+        start, width = _caret_columns(line, d.column, end_col)
+        text = shown
+        if len(text) > 200:  # keep minified or huge lines readable
+            lo = max(0, start - 80)
+            text, start = ("…" if lo else "") + text[lo: lo + 160] + "…", start - lo + (1 if lo else 0)
+            width = min(width, 160)
+        pad = " " * gutter
+        out += [
+            ("dim", f" {pad} |\n"),
+            ("dim", f" {d.line:>{gutter}} | "), ("", f"{text}\n"),
+            ("dim", f" {pad} | "), (_STYLE[sev], " " * start + "^" * min(width, max(1, len(text) - start))), ("", "\n"),
+        ]
+    if d.related:
+        for r in d.related:
+            out.append(("dim", f"   = note: {safe_line(r.message)} at {r.line}:{r.column}\n"))
+    if d.help:
+        out.append(("bold", "   = help: "))
+        out.append(("", f"{safe_line(d.help)}\n"))
+    alternatives = [f for f in d.fixes if f is not d.fix]
+    fix = d.fix
+    if fix is not None:
+        kind = "fix" if fix.safe else "unsafe fix"
+        out.append(("green", f"   = {kind}: {safe_line(fix.description)}\n"))
+    for alt in alternatives:
+        out.append(("green", f"   = option ({alt.choice or 'alternative'}): {safe_line(alt.description)}\n"))
+    if d.url:
+        out.append(("dim", f"   = docs: {d.url}\n"))
+    return out
+
+
+def summary_line(summary: dict) -> str:
+    counts = summary["counts"]
+    parts = [f"{counts[k]} {k}{'s' if counts[k] != 1 else ''}" for k in ("error", "warning", "info") if counts[k]]
+    files = summary["files"]
+    where = f"in {files} file{'s' if files != 1 else ''}"
+    if not parts:
+        return f"All checks passed {where}."
+    line = f"Found {', '.join(parts)} {where}."
+    if summary.get("fixable"):
+        line += f" {summary['fixable']} fixable with --fix."
+    if summary.get("unsafe_fixable"):
+        line += f" {summary['unsafe_fixable']} more with --unsafe-fixes."
+    if summary.get("not_shown"):  # the findings cap (reporters/cap.py): the counts above include them
+        line += f" {summary['not_shown']:,} not shown (findings limit)."
+    return line
+
+
+def note_lines(summary: dict) -> list[str]:
+    """What settings files turned off in this run (excluded files, ignored rules, suppressions) and the findings
+    cap, if it applied; one line each."""
+    notes = [*summary.get("notes", ()), *([summary["limit_note"]] if summary.get("limit_note") else [])]
+    return [f"note: {safe_line(n)}" for n in notes]
+
+
+def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
+           quiet: bool = False) -> str:
+    chunks: list[str] = []
+    if not quiet:
+        for d in diagnostics:
+            chunks.append("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
+            chunks.append("\n")
+    chunks.append(summary_line(summary) + "\n")
+    chunks += [line + "\n" for line in note_lines(summary)]
+    return "".join(chunks)
+
+
+def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
+               quiet: bool = False, stream=None) -> None:
+    """The same text, coloured, for a terminal."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    if not quiet:
+        for d in diagnostics:
+            t = Text()
+            for style, text in format_diagnostic(d, documents.get(d.file), color=True):
+                t.append(text, style=style or None)
+            console.print(t, end="")
+            console.print()
+    console.print(Text(summary_line(summary), style="bold"))
+    for line in note_lines(summary):
+        console.print(Text(line, style="yellow"))

@@ -1,0 +1,134 @@
+"""Run the rules over a document and turn their findings into located diagnostics."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model.diagnostics import Diagnostic, Finding, Related, Severity
+from ..model.document import Document
+from ..model.view import Settings, View
+from .rule import Rule, all_rules
+
+INTERNAL_ERROR = ("ZL000", "internal-error")
+_ENABLED: dict[tuple, bool] = {}  # Selection.enabled, by (select, ignore, rule code, name, aliases)
+_CODE_PREFIX = re.compile(r"[A-Z]{2,}\d*")
+
+
+@dataclass
+class Selection:
+    """Which rules run and how loud they are. Entries are codes (`ZL101`), code prefixes (`ZL1`), rule names,
+    or `ALL`."""
+
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    ignore: list[str] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)  # code/name/prefix -> error|warning|info
+
+    @staticmethod
+    def _matches(rule: Rule, entry: str) -> bool:
+        e = entry.strip()
+        if e.upper() == "ALL":
+            return True
+        if e.lower() == rule.name or e in rule.aliases:
+            return True
+        # A code or code prefix: ZL1, ZL101, or a user policy's ORG, ORG001 (letters, then digits).
+        return _CODE_PREFIX.fullmatch(e.upper()) is not None and rule.code.startswith(e.upper())
+
+    def _specificity(self, rule: Rule, entries: list[str]) -> int:
+        best = -1
+        for e in entries:
+            if self._matches(rule, e):
+                best = max(best, 99 if e.lower() == rule.name else 0 if e.upper() == "ALL" else len(e))
+        return best
+
+    def enabled(self, rule: Rule) -> bool:
+        # The most specific entry wins, as in ruff: --select ZL1 --ignore ZL101 keeps ZL102. Remembered per
+        # (entries, rule): every file asks again for every rule.
+        key = (tuple(self.select), tuple(self.ignore), rule.code, rule.name, rule.aliases)
+        hit = _ENABLED.get(key)
+        if hit is None:
+            if len(_ENABLED) > 8192:
+                _ENABLED.clear()
+            hit = _ENABLED[key] = self._specificity(rule, self.select) > self._specificity(rule, self.ignore)
+        return hit
+
+    def severity_for(self, rule: Rule, found: Severity | None) -> Severity:
+        best, level = -1, None
+        for entry, sev in self.severity.items():
+            spec = self._specificity(rule, [entry])
+            if spec > best:
+                best, level = spec, sev
+        if level is not None:
+            return Severity.parse(level)
+        return found or rule.default_severity
+
+
+def run_rules(doc: Document, settings: Settings | None = None, selection: Selection | None = None,
+              rules: list[Rule] | None = None) -> list[Diagnostic]:
+    view = View(doc, settings)
+    selection = selection or Selection()
+    out: list[Diagnostic] = []
+    for rule in rules if rules is not None else all_rules():
+        if not selection.enabled(rule) or view.target not in rule.targets or not view.since(rule.versions or "*"):
+            continue
+        try:
+            for f in rule.run(view):
+                out.append(locate(doc, rule, f, selection.severity_for(rule, f.severity)))
+        except Exception as exc:  # a broken rule must not take the run down
+            out.append(internal_error(doc, rule, exc))
+    out.sort(key=Diagnostic.sort_key)
+    return out
+
+
+def _span(doc: Document, f: Finding) -> tuple[int, int]:
+    if f.span is not None:
+        return f.span
+    pointer = f.pointer
+    while True:
+        node = doc.node(pointer)
+        member = doc.member(pointer)
+        if node is not None:
+            if member is not None and f.at == "key":
+                return member.key_start, member.key_end
+            if member is not None and f.at == "member":
+                return member.key_start, node.end
+            if node.members is not None or node.items is not None:
+                return node.start, node.start + 1  # the opening bracket; the whole block would be noise
+            return node.start, node.end
+        if not pointer:
+            return 0, 0
+        pointer = pointer[: pointer.rfind("/")]  # the nearest existing ancestor
+
+
+def locate(doc: Document, rule: Rule, f: Finding, severity: Severity) -> Diagnostic:
+    start, end = _span(doc, f)
+    line, col = doc.position(start)
+    end_line, end_col = doc.position(max(end, start))
+    related = []
+    for where, message in f.related:
+        if isinstance(where, tuple):
+            rs, re_ = where
+            rptr = ""
+        else:
+            rs, re_ = _span(doc, Finding(where, ""))
+            rptr = where
+        (rl, rc), (rel, rec) = doc.position(rs), doc.position(re_)
+        related.append(Related(message, rl, rc, rel, rec, rptr))
+    return Diagnostic(
+        file=doc.path, code=rule.code, name=rule.name, severity=severity, message=f.message, pointer=f.pointer,
+        line=line, column=col, end_line=end_line, end_column=end_col, help=f.help, url=rule.url,
+        fixes=list(f.fixes), related=related, start=start, end=end, fails_at=f.fails_at,
+    )
+
+
+def internal_error(doc: Document, rule: Rule, exc: Exception) -> Diagnostic:
+    import traceback  # only when a rule crashed: not on every run's import path
+
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    return Diagnostic(
+        file=doc.path, code=INTERNAL_ERROR[0], name=INTERNAL_ERROR[1], severity=Severity.ERROR,
+        message=f"rule {rule.code} ({rule.name}) crashed: {type(exc).__name__}: {exc} "
+                f"[{where.filename.rsplit('/', 1)[-1]}:{where.lineno}]; the other rules ran",
+        pointer="", line=1, column=1, end_line=1, end_column=1,
+        help="please report this with the config that triggers it", url=None,
+    )

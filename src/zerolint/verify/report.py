@@ -1,0 +1,387 @@
+"""A verify run as diagnostics (codes ZL990-ZL999) and as a report: text (plain, or rich on a terminal), json
+(the `check` payload plus a `verify` object) and sarif (the `check` SARIF plus `runs[0].properties.verify`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.diagnostics import Diagnostic, Finding
+from ..model.document import Document
+from ..model.view import View
+from ..rules import engine_rules as codes
+from ..rules.engine import Selection, locate
+from .intent import IntentCheck, check_intent
+from .mapping import Mapped, map_error
+from .resolve import Plan, fmt_bytes
+
+
+@dataclass
+class RunReport:
+    label: str  # original | fixed
+    path: str
+    doc: Document
+    view: View
+    plan: Plan | None
+    record: dict
+    static: list[Diagnostic] = field(default_factory=list)
+    verify: list[Diagnostic] = field(default_factory=list)
+    intent: list[IntentCheck] = field(default_factory=list)
+    mapped: Mapped | None = None
+    cached: bool = False
+
+    @property
+    def status(self) -> str:
+        return self.record.get("status", "crash")
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return sorted(self.static + self.verify, key=Diagnostic.sort_key)
+
+
+def _diag(doc: Document, rule, finding: Finding, selection: Selection | None) -> Diagnostic | None:
+    if selection is not None and not selection.enabled(rule):
+        return None
+    sev = selection.severity_for(rule, finding.severity) if selection is not None else rule.default_severity
+    return locate(doc, rule, finding, sev)
+
+
+def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
+    """Fill the report's verify diagnostics, intent checks and error mapping from its run record."""
+    rec, doc, out = rep.record, rep.doc, []
+    status = rep.status
+
+    def add(rule, finding: Finding) -> None:
+        d = _diag(doc, rule, finding, selection)
+        if d is not None:
+            out.append(d)
+
+    if status == "fail":
+        err = rec.get("error") or {}
+        if "offset" in err:  # the reader (hjson / json) stopped: no DeepSpeed run
+            rep.mapped = Mapped("parse", "", f"{err.get('type')}: {err.get('message')}", where=err.get("reader", ""))
+            add(codes.FAILED, Finding("", f"{err.get('reader_name', 'the reader')} cannot read the file: "
+                                      f"{err.get('message')}", span=(err["offset"], err["offset"] + 1),
+                                      help=err.get("help")))
+        else:
+            m = map_error(err, rec.get("phase") or "initialize", doc, rep.plan.config if rep.plan else {},
+                          rep.view.bf16_section)
+            rep.mapped = m
+            where = f" [{m.where}]" if m.where else ""
+            rank = f" on rank {rec['failed_rank']}" if rec.get("failed_rank") else ""
+            add(codes.FAILED, Finding(m.pointer, f"DeepSpeed fails at {m.stage}{rank}: {m.message}{where}",
+                                      help=m.help, related=m.related))
+    elif status == "timeout":
+        phase = rec.get("phase") or "launch"
+        msg = (f"the verify run timed out after {rec.get('timeout_s', 0):g} s (last stage reached: {phase}); "
+               f"all of its processes were stopped")
+        help_ = None
+        if rec.get("jit_pending"):
+            help_ = (f"the run had to JIT-build {', '.join(rec['jit_pending'])} itself (the build phase did not): "
+                     "run `zerolint verify --prepare CONFIG` first, or raise --timeout")
+        add(codes.TIMEOUT, Finding("", msg, help=help_))
+    elif status == "build-timeout":  # the op build, not the config, was slow: the config did not run at all
+        build = rec.get("build") or {}
+        msg = (f"not verified: building DeepSpeed's {build.get('op', 'ops')} op did not finish within --build-timeout "
+               f"{build.get('timeout_s', 0):g} s; the build, not the config, was slow, and the config was not run")
+        add(codes.TIMEOUT, Finding("", msg, help="build the ops ahead of time with `zerolint verify --prepare "
+                                                 "CONFIG` (no limit you did not set), or raise --build-timeout"))
+    elif status in ("crash", "unavailable"):
+        err = rec.get("error") or {}
+        tail = [ln for ln in (rec.get("log_tail") or "").splitlines() if ln.strip()][-3:]
+        msg = f"the verify run ended without a result: {err.get('type', '')}: {err.get('message', '')}".rstrip(": ")
+        if tail:
+            msg += " | log: " + " / ".join(x.strip()[:200] for x in tail)
+        add(codes.CRASHED, Finding("", msg, help=err.get("help")))
+    elif status == "skip":
+        ptr = "/fp16/enabled" if doc.node("/fp16/enabled") is not None else ""
+        add(codes.SKIPPED, Finding(ptr, f"not verified: {rec.get('reason')}"))
+    elif status == "pass":
+        facts = rec.get("facts") or {}
+        rep.intent = check_intent(rep.view, facts, rec.get("world_size", 1))
+        for c in rep.intent:
+            if not c.ok:
+                add(codes.BY_CHECK[c.check], Finding(c.pointer, c.message, help=c.help))
+        losses = rec.get("losses") or []
+        if losses and not math.isfinite(losses[-1]) and not rec.get("skipped_steps"):
+            add(codes.LOSS, Finding("", f"the loss after step {len(losses)} is {losses[-1]} and no step was skipped"))
+    rep.verify = out
+    return rep
+
+
+# -- what DeepSpeed did ---------------------------------------------------------------------------------------------
+
+def did(facts: dict) -> dict[str, str]:
+    if not facts or "zero_stage" not in facts:
+        return {}
+    opt = facts.get("optimizer_outer")
+    if facts.get("optimizer_inner") and facts.get("optimizer_inner") != opt:
+        opt = f"{opt} / {facts.get('optimizer_inner')}"
+    states = ", ".join(facts.get("optimizer_state_devices") or []) or "-"
+    params = ", ".join(facts.get("param_devices") or []) or "-"
+    share = facts.get("partition_share")
+    part = (f"partitioned, {share:.0%} per rank" if facts.get("zero3_managed") else "not partitioned")
+    return {
+        "zero stage": str(facts.get("zero_stage")),
+        "precision": f"{facts.get('precision')} (parameters {facts.get('param_dtype')})",
+        "optimizer": str(opt),
+        "optimizer offload": f"{'cpu' if facts.get('optimizer_offload') else 'none'} (states on {states})",
+        "param offload": f"{facts.get('param_offload_device') or 'none'} (parameters on {params}, {part})",
+        "train batch": (f"{facts.get('train_batch_size')} = {facts.get('micro_batch')} micro x "
+                        f"{facts.get('grad_accum')} accumulation x {facts.get('world_size')} "
+                        f"rank{'s' if facts.get('world_size') != 1 else ''}"),
+    }
+
+
+def memory_line(rec: dict) -> str:
+    mem = rec.get("memory") or {}
+    if rec.get("accelerator") == "cuda":
+        gpu = (f"peak allocated {fmt_bytes(mem.get('peak_allocated_bytes'))}, peak reserved "
+               f"{fmt_bytes(mem.get('peak_reserved_bytes'))} (max over ranks)")
+    else:
+        gpu = "no GPU memory (cpu run)"
+    return f"{gpu}, host RSS peak {fmt_bytes(mem.get('host_rss_peak_bytes'))}"
+
+
+def timing_line(rec: dict) -> str:
+    t = rec.get("timings") or {}
+    parts = [f"{rec.get('wall_s', 0):.1f} s to verdict"]
+    if "import_s" in t:
+        parts.append(f"import {t['import_s']:.1f} s")
+    if "initialize_s" in t:
+        parts.append(f"initialize {t['initialize_s']:.1f} s")
+    if t.get("step_s"):
+        parts.append("steps " + "/".join(f"{s:.2f}" for s in t["step_s"]) + " s")
+    if rec.get("jit_built"):
+        parts.append(f"JIT-built {', '.join(rec['jit_built'])}")
+    build = rec.get("build") or {}
+    built = [op for op, info in (build.get("ops") or {}).items() if info.get("status") == "built"]
+    if built or build.get("notices"):
+        parts.append(f"op build phase {build.get('wall_s', 0):.0f} s"
+                     + (f" (built {', '.join(built)})" if built else ""))
+    return ", ".join(parts)
+
+
+def run_json(rep: RunReport) -> dict[str, Any]:
+    rec = rep.record
+    out: dict[str, Any] = {
+        "label": rep.label,
+        "file": rep.path,
+        "status": rep.status,
+        "cached": rep.cached,
+        "target": rep.view.target,
+        "accelerator": rec.get("accelerator"),
+        "device_name": rec.get("device_name"),
+        "world_size": rec.get("world_size"),
+        "launcher": rec.get("launcher"),
+        "versions": rec.get("versions"),
+        "model": rep.plan.model.to_json() if rep.plan else None,
+        "steps": rep.plan.steps if rep.plan else None,
+        "client_optimizer": rep.plan.client_optimizer if rep.plan else None,
+        "changes": [c.to_json() for c in rep.plan.changes] if rep.plan else [],
+        "failure": None,
+        "reason": rec.get("reason"),
+        "did": did(rec.get("facts") or {}),
+        "facts": rec.get("facts") or {},
+        "intent": [c.to_json() for c in rep.intent],
+        "memory": rec.get("memory") or {},
+        "estimates": rec.get("estimates"),
+        "timings": {**(rec.get("timings") or {}), "wall_s": rec.get("wall_s")},
+        "losses": rec.get("losses"),
+        "skipped_steps": rec.get("skipped_steps"),
+        "jit_built": rec.get("jit_built", []),
+        "run_id": rec.get("run_id"),
+        "command": rec.get("command"),
+        "timeout_s": rec.get("timeout_s"),
+    }
+    if rep.mapped is not None:
+        d = next((x for x in rep.verify if x.code == codes.FAILED.code), None)
+        out["failure"] = {"stage": rep.mapped.stage, "message": rep.mapped.message, "pointer": rep.mapped.pointer,
+                          "line": d.line if d else None, "column": d.column if d else None,
+                          "where": rep.mapped.where, "error_type": (rec.get("error") or {}).get("type"),
+                          "related": [{"pointer": p, "message": m} for p, m in rep.mapped.related]}
+    elif rep.status in ("timeout", "crash"):
+        out["failure"] = {"stage": rec.get("phase"), "message": (rec.get("error") or {}).get("message")
+                          or f"timed out after {rec.get('timeout_s', 0):g} s"}
+    elif rep.status == "build-timeout":
+        out["failure"] = {"stage": rec.get("phase"), "message": f"the op build did not finish within "
+                                                                f"{(rec.get('build') or {}).get('timeout_s', 0):g} s"}
+    if rec.get("build") is not None:  # the op build phase (zerolint/verify/ops.py)
+        out["build"] = {k: v for k, v in rec["build"].items() if k != "log_tail"}
+    if rep.status not in ("pass", "skip") and rec.get("log_tail"):
+        out["log_tail"] = rec["log_tail"][-3000:]
+    return out
+
+
+def verify_json(reports: list[RunReport], compare: dict | None) -> dict[str, Any]:
+    return {"file": reports[0].path, "verdict": reports[0].status, "runs": [run_json(r) for r in reports],
+            "compare_fix": compare}
+
+
+# -- text -----------------------------------------------------------------------------------------------------------
+
+def _header(rep: RunReport) -> str:
+    rec = rep.record
+    v = rec.get("versions") or {}
+    dev = rec.get("device_name") or rec.get("accelerator") or "?"
+    ranks = rec.get("world_size", 1)
+    bits = [f"{dev}", f"{ranks} rank{'s' if ranks != 1 else ''}", f"target {rep.view.target}"]
+    if v.get("deepspeed"):
+        bits.append(f"DeepSpeed {v['deepspeed']}, torch {v.get('torch')}")
+    if rep.cached:
+        bits.append("cached result")
+    return f"verify {rep.path} ({rep.label}): " + ", ".join(bits)
+
+
+def run_lines(rep: RunReport) -> list[tuple[str, str]]:
+    """(style, text) lines for one run."""
+    rec, lines = rep.record, []
+    lines.append(("bold", _header(rep)))
+    if rep.plan is not None:
+        m = rep.plan.model
+        lines.append(("", f"  job:       causal transformer, {m.params / 1e6:.2f} M parameters (hidden {m.hidden}, "
+                          f"{m.layers} layers, seq {m.seq}), {rep.plan.steps} optimizer steps, random tokens"))
+        for i, c in enumerate(rep.plan.changes):
+            lines.append(("dim", f"  {'adjusted:' if i == 0 else '':<10} {c.pointer or '/'}: {c.message}"))
+    status = rep.status
+    style = {"pass": "bold green", "skip": "bold yellow"}.get(status, "bold red")
+    verdict = status.upper()
+    if rep.mapped is not None:
+        verdict += f" at {rep.mapped.stage}"
+    elif status == "timeout":
+        verdict += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
+    elif status == "build-timeout":
+        verdict = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
+                   f"{(rec.get('build') or {}).get('timeout_s', 0):g} s (the config was not run)")
+    failed = sum(not c.ok for c in rep.intent)
+    if status == "pass" and failed:  # it ran, but not as the config meant: the exit code is 1, so is the verdict
+        style, verdict = "bold red", f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
+    lines.append((style, f"  result:    {verdict}"))
+    if status not in ("skip",) and rec.get("wall_s") is not None:
+        lines.append(("", f"  time:      {timing_line(rec)}"))
+    d = did(rec.get("facts") or {})
+    for i, (k, v) in enumerate(d.items()):
+        lines.append(("", f"  {'DeepSpeed:' if i == 0 else '':<10} {k}: {v}"))
+    for i, c in enumerate(rep.intent):
+        lines.append(("green" if c.ok else "bold red",
+                      f"  {'intent:' if i == 0 else '':<10} {'ok  ' if c.ok else 'FAIL'} {c.check}: {c.message}"))
+    if status == "pass":
+        lines.append(("", f"  memory:    {memory_line(rec)}"))
+    return lines
+
+
+COMPARE_ROWS = ("result", "zero stage", "precision", "optimizer", "optimizer offload", "param offload", "train batch",
+                "intent checks", "peak allocated", "peak reserved", "host RSS peak", "time to verdict")
+
+
+def compare_rows(reports: list[RunReport]) -> list[tuple[str, list[str]]]:
+    rows = []
+    for name in COMPARE_ROWS:
+        cells = []
+        for rep in reports:
+            rec, mem = rep.record, rep.record.get("memory") or {}
+            d = did(rec.get("facts") or {})
+            if name == "result":
+                cell = rep.status + (f" at {rep.mapped.stage}" if rep.mapped else "")
+            elif name in d:
+                cell = d[name]
+            elif name == "intent checks":
+                bad = [c.check for c in rep.intent if not c.ok]
+                cell = ("FAIL " + ", ".join(bad)) if bad else (f"{len(rep.intent)} ok" if rep.intent else "-")
+            elif name == "peak allocated":
+                cell = fmt_bytes(mem.get("peak_allocated_bytes")) if rec.get("accelerator") == "cuda" else "n/a (cpu)"
+            elif name == "peak reserved":
+                cell = fmt_bytes(mem.get("peak_reserved_bytes")) if rec.get("accelerator") == "cuda" else "n/a (cpu)"
+            elif name == "host RSS peak":
+                cell = fmt_bytes(mem.get("host_rss_peak_bytes"))
+            elif name == "time to verdict":
+                cell = f"{rec.get('wall_s', 0):.1f} s" + (" (cached)" if rep.cached else "")
+            else:
+                cell = "-"
+            cells.append(cell)
+        rows.append((name, cells))
+    return rows
+
+
+def compare_lines(reports: list[RunReport], compare: dict) -> list[tuple[str, str]]:
+    lines = [("bold", f"compare-fix {reports[0].path}: original vs zerolint's fixed config")]
+    for a in compare.get("applied", []):
+        lines.append(("green", f"  fix: line {a['line']} {a['code']} {a['description']}"
+                               f"{'' if a['applicability'] == 'safe' else ' (unsafe)'}"))
+    rows = compare_rows(reports)
+    w0 = max(len(n) for n, _ in rows)
+    w1 = max(len("original"), *(len(c[0]) for _, c in rows))
+    lines.append(("bold", f"  {'':<{w0}}  {'original':<{w1}}  fixed"))
+    for name, cells in rows:
+        style = "" if len(set(cells)) == 1 else "bold"
+        lines.append((style, f"  {name:<{w0}}  {cells[0]:<{w1}}  {cells[1] if len(cells) > 1 else ''}"))
+    return lines
+
+
+def text_lines(reports: list[RunReport], compare: dict | None) -> list[tuple[str, str]]:
+    lines: list[tuple[str, str]] = []
+    for rep in reports:
+        lines += run_lines(rep)
+        lines.append(("", ""))
+    if compare is not None:
+        if compare.get("available") and len(reports) > 1:
+            lines += compare_lines(reports, compare)
+        else:
+            lines.append(("bold yellow", f"compare-fix: {compare.get('reason')}"))
+        lines.append(("", ""))
+    return lines
+
+
+def render_text(reports: list[RunReport], compare: dict | None, documents: dict, summary: dict,
+                quiet: bool = False) -> str:
+    from ..report.text import render
+
+    head = "" if quiet else "\n".join(t for _, t in text_lines(reports, compare)) + "\n"
+    return head + render(reports[0].diagnostics, documents, summary, quiet=quiet)
+
+
+def print_rich(reports: list[RunReport], compare: dict | None, documents: dict, summary: dict,
+               quiet: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..report.text import print_rich as print_diagnostics
+
+    console = Console(highlight=False, soft_wrap=True)
+    if not quiet:
+        for rep in reports:
+            for style, text in run_lines(rep):
+                console.print(Text(text, style=style or None))
+            console.print()
+        if compare is not None and compare.get("available") and len(reports) > 1:
+            for style, text in compare_lines(reports, compare)[: 1 + len(compare.get("applied", []))]:
+                console.print(Text(text, style=style or None))
+            table = Table(show_header=True, header_style="bold")
+            table.add_column("")
+            table.add_column("original")
+            table.add_column("fixed")
+            for name, cells in compare_rows(reports):
+                table.add_row(name, *cells, style=None if len(set(cells)) == 1 else "bold")
+            console.print(table)
+        elif compare is not None:
+            console.print(Text(f"compare-fix: {compare.get('reason')}", style="bold yellow"))
+    print_diagnostics(reports[0].diagnostics, documents, summary, quiet=quiet)
+
+
+def render_json(reports: list[RunReport], compare: dict | None, summary: dict) -> str:
+    from ..report.json_format import render
+
+    payload = json.loads(render(reports[0].diagnostics, summary))
+    payload["verify"] = verify_json(reports, compare)
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_sarif(reports: list[RunReport], compare: dict | None, documents: dict, summary: dict) -> str:
+    from ..report.sarif import build
+
+    log = build(reports[0].diagnostics, documents, summary)
+    log["runs"][0].setdefault("properties", {})["verify"] = verify_json(reports, compare)
+    return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,363 @@
+"""The parent side of a verify run: launch the child (never importing torch or deepspeed here), watch its
+progress, enforce the timeout, and leave nothing running.
+
+Process model (docs/verify.md):
+- one rank: `python -m zerolint.verify.child` with MASTER_ADDR/MASTER_PORT (a free port)/RANK/WORLD_SIZE/LOCAL_RANK
+  set here (without them DeepSpeed tries MPI discovery, which fails where mpi4py is missing);
+- several ranks: `python -m torch.distributed.run --standalone --nproc_per_node N -m zerolint.verify.child`, or
+  the `deepspeed` launcher (`python -m deepspeed.launcher.runner --num_gpus N --module ...`; it appends
+  --local_rank, which the child accepts);
+- the child starts a new session (its own process group). Every process of the run carries
+  ZEROLINT_VERIFY_RUN=<id> in its environment; on timeout (or Ctrl-C, SIGTERM, SIGHUP, or leftovers after exit)
+  each such process and its process group get SIGTERM, then SIGKILL. torchrun starts its workers in sessions of
+  their own, so killing the launcher's group alone would not be enough;
+- the child, the launcher and every rank start through zerolint/verify/lifeline.py, which ties them to this
+  process (PR_SET_PDEATHSIG and a watch on our pid): a SIGKILL of zerolint, which no handler sees, still ends them;
+- TMPDIR of the run points into the run's own directory (torchelastic's temp dirs included), removed at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from . import cache, sandbox
+from .lifeline import CLEANUP_VAR, PARENT_VAR
+from .procs import kill_run, processes_of
+from .resolve import Plan, normalize_arch_list
+
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+DIST_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+             "ROLE_RANK", "TORCHELASTIC_RUN_ID", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE")
+
+
+@dataclass
+class RunOptions:
+    accelerator: str = "cpu"  # cpu | cuda
+    world_size: int = 1
+    launcher: str = "torchrun"  # torchrun | deepspeed (used when world_size > 1)
+    timeout: float = 300.0
+    extensions_dir: str = ""
+    python: str = sys.executable
+    progress: Callable[[str], None] | None = None
+    keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
+    cleanup: tuple[str, ...] = ()  # more temp dirs of this verify, removed by the reaper if zerolint is killed
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: every process of the run is killed, temp dirs are removed, and
+    `zerolint verify` exits 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP: what a shell reports for a process the signal ended."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM, SIGHUP and SIGINT into `Interrupted` for the duration (main thread only; a no-op elsewhere).
+    Only the first signal raises: a second Ctrl-C must not cut short the killing of the run's processes."""
+    stopping = []
+
+    def handler(signum, frame):
+        if stopping:  # already stopping: let the cleanup (bounded: kill_run's grace) finish
+            return
+        stopping.append(signum)
+        raise Interrupted(signum)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def detect_gpus() -> tuple[int, str | None]:
+    """(number of visible NVIDIA GPUs, the first one's name) without importing torch."""
+    names: list[str] = []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30)
+        if out.returncode == 0:
+            names = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    except (OSError, subprocess.SubprocessError):
+        names = []
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        visible = [x for x in cvd.split(",") if x.strip() and x.strip() != "-1"]
+        names = names[: len(visible)]
+    return len(names), (names[0] if names else None)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def needed_ops(plan: Plan, accelerator: str) -> list[str]:
+    """DeepSpeed ops the run will JIT-build if they are not in the cache yet (to say so before the wait)."""
+    ops = []
+    if accelerator == "cpu":
+        ops.append("deepspeed_shm_comm")
+    if plan.client_optimizer == "DeepSpeedCPUAdam":
+        ops.append("cpu_adam")
+    opt = plan.config.get("optimizer")
+    if isinstance(opt, dict) and str(opt.get("type", "")).lower() in ("adam", "adamw"):
+        params = opt.get("params") if isinstance(opt.get("params"), dict) else {}
+        z = plan.config.get("zero_optimization")
+        off = z.get("offload_optimizer") if isinstance(z, dict) else None
+        if isinstance(off, dict) and off.get("device") in ("cpu", "nvme"):
+            ops.append("cpu_adam")
+        elif not params.get("torch_adam"):
+            ops.append("fused_adam")
+    return ops
+
+
+def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> dict:
+    env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
+    env.update(MULTICAST_OFF)
+    env["ZEROLINT_VERIFY_RUN"] = run_id
+    env[PARENT_VAR] = str(os.getpid())
+    env["PYTHONUNBUFFERED"] = "1"
+    env["DS_ACCELERATOR"] = opts.accelerator
+    env["TORCH_EXTENSIONS_DIR"] = opts.extensions_dir
+    arch = normalize_arch_list(env.get("TORCH_CUDA_ARCH_LIST"))
+    if arch is not None:
+        env["TORCH_CUDA_ARCH_LIST"] = arch
+    # Make sure the child imports this zerolint (installed or not).
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if opts.world_size == 1:
+        env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1",
+                    "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"})
+    return env
+
+
+LIFELINE = "zerolint.verify.lifeline"  # `python -m LIFELINE MODULE ARGS`: MODULE, tied to zerolint
+
+
+def command(opts: RunOptions, spec_path: str, out_dir: str, port: int | None) -> list[str]:
+    child = [LIFELINE, "zerolint.verify.child", "--spec", spec_path, "--out", out_dir]
+    if opts.world_size == 1:
+        return [opts.python, "-m", *child]
+    if opts.launcher == "deepspeed":
+        return [opts.python, "-m", LIFELINE, "deepspeed.launcher.runner", "--num_gpus", str(opts.world_size),
+                "--master_port", str(port), "--module", *child]
+    return [opts.python, "-m", LIFELINE, "torch.distributed.run", "--standalone", "--nproc_per_node",
+            str(opts.world_size), "-m", *child]
+
+
+# -- a run ----------------------------------------------------------------------------------------------------------
+
+def _read_json(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _tail(path: str, n: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _phases(out_dir: str, rank: int = 0) -> list[str]:
+    try:
+        with open(os.path.join(out_dir, f"progress-rank{rank}.jsonl"), encoding="utf-8") as f:
+            return [json.loads(x)["phase"] for x in f if x.strip()]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def spec_of(plan: Plan, accelerator: str) -> dict:
+    return {
+        "config": plan.config, "model": plan.model.to_json(), "steps": plan.steps,
+        "client_optimizer": plan.client_optimizer, "client_optimizer_args": plan.client_optimizer_args,
+        "accelerator": accelerator, "fp16": plan.enabled("fp16") and not plan.enabled("bf16"),
+        "zero_stage": plan.zero_stage,
+    }
+
+
+def run_plan(plan: Plan, opts: RunOptions) -> dict:
+    """Run the plan in a child process tree; return the run record (see docs/verify.md). The ops it needs should
+    be built first (zerolint/verify/ops.py): whatever is still missing is built inside this run's timeout."""
+    from .ops import is_built
+
+    run_id = uuid.uuid4().hex[:16]
+    work = opts.keep_dir or tempfile.mkdtemp(prefix="zerolint-verify-")
+    try:
+        return _run_in(plan, opts, run_id, work, [op for op in needed_ops(plan, opts.accelerator)
+                                                  if not is_built(opts.extensions_dir, op)])
+    finally:
+        if opts.keep_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[str]) -> dict:
+    os.makedirs(work, exist_ok=True)
+    out_dir, tmp = os.path.join(work, "out"), os.path.join(work, "tmp")
+    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(tmp, exist_ok=True)
+    spec_path = os.path.join(work, "spec.json")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec_of(plan, opts.accelerator), f, indent=1)
+    log_path = os.path.join(work, "child.log")
+    say = opts.progress or (lambda s: None)
+
+    before = cache.built_ops(opts.extensions_dir)
+    if pending:
+        say(f"DeepSpeed JIT-builds {', '.join(pending)} inside this run (the build phase did not), cached in "
+            f"{opts.extensions_dir}")
+
+    record: dict = {"run_id": run_id, "world_size": opts.world_size, "accelerator": opts.accelerator,
+                    "launcher": opts.launcher if opts.world_size > 1 else "single", "timeout_s": opts.timeout,
+                    "jit_pending": pending}
+    if opts.keep_dir is not None:
+        record["workdir"] = work
+    for attempt in range(2):
+        port = free_port() if (opts.world_size == 1 or opts.launcher == "deepspeed") else None
+        cmd = command(opts, spec_path, out_dir, port)
+        record["command"] = cmd
+        for name in os.listdir(out_dir):
+            os.remove(os.path.join(out_dir, name))
+        env = child_env(plan, opts, run_id, port)
+        env["TMPDIR"] = tmp  # torchelastic's and DeepSpeed's temp dirs go into the run's directory, removed with it
+        env[CLEANUP_VAR] = os.pathsep.join(((work,) if opts.keep_dir is None else ()) + tuple(opts.cleanup))
+        t0 = time.monotonic()
+        status = _launch(cmd, env, log_path, out_dir, opts, say, record)
+        record["wall_s"] = round(time.monotonic() - t0, 2)
+        if status == "retry" and attempt == 0:
+            say("port already in use: retrying with another port")
+            continue
+        break
+    record["jit_built"] = sorted(cache.built_ops(opts.extensions_dir) - before)
+    record["leftover_pids"] = processes_of(run_id)
+    if record["status"] not in ("pass", "skip"):
+        record["log_tail"] = _tail(log_path)
+    return record
+
+
+def _launch(cmd, env, log_path, out_dir, opts: RunOptions, say, record: dict) -> str:
+    with open(log_path, "ab") as log:
+        try:
+            proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True, cwd=os.path.dirname(out_dir))
+        except OSError as e:
+            record.update(status="crash", phase="launch", error={"type": type(e).__name__, "message": str(e)})
+            return "crash"
+        seen, deadline = 0, time.monotonic() + opts.timeout
+        try:
+            while proc.poll() is None:
+                phases = _phases(out_dir)
+                for phase in phases[seen:]:
+                    say(phase)
+                seen = len(phases)
+                if time.monotonic() > deadline:
+                    phases = _phases(out_dir)
+                    left = kill_run(proc, record["run_id"])
+                    record.update(status="timeout", phase=phases[-1] if phases else "launch",
+                                  leftover_after_kill=left)
+                    return "timeout"
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            kill_run(proc, record["run_id"])
+            raise
+        rc = proc.returncode
+    # Anything the run started that outlived it (a worker, a compiler) goes too.
+    if processes_of(record["run_id"]):
+        kill_run(None, record["run_id"])
+    record["returncode"] = rc
+    ranks = []
+    for r in range(opts.world_size):
+        res = _read_json(os.path.join(out_dir, f"result-rank{r}.json"))
+        if res is not None:
+            ranks.append(res)
+    return _aggregate(record, ranks, rc, log_path)
+
+
+def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str) -> str:
+    if not ranks:
+        tail = _tail(log_path)
+        if "EADDRINUSE" in tail or "address already in use" in tail.lower():
+            record.update(status="crash", phase="launch")
+            return "retry"
+        record.update(status="crash", phase="launch" if rc != 0 else "unknown",
+                      error={"type": "ChildExited", "message": f"the verify child exited with code {rc} without "
+                                                                f"writing a result"})
+        return "crash"
+    failed = [r for r in ranks if r.get("status") == "fail"]
+    r0 = next((r for r in ranks if r.get("rank") == 0), ranks[0])
+    if failed:
+        f = failed[0]
+        msg = (f.get("error") or {}).get("message", "")
+        if "EADDRINUSE" in msg or "address already in use" in msg.lower():
+            record.update(status="crash", phase=f.get("phase"))
+            return "retry"
+        record.update(status="fail", phase=f.get("phase"), error=f.get("error"), failed_rank=f.get("rank"))
+    elif all(r.get("status") == "skip" for r in ranks):
+        record.update(status="skip", reason=r0.get("reason"))
+    elif len(ranks) < record["world_size"]:
+        record.update(status="crash", phase="unknown", error={
+            "type": "ChildExited", "message": f"only {len(ranks)} of {record['world_size']} ranks wrote a result "
+                                              f"(exit code {rc})"})
+    else:
+        record["status"] = "pass"
+    record["facts"] = r0.get("facts", {})
+    record["versions"] = r0.get("versions", {})
+    record["device_name"] = r0.get("device_name")
+    record["losses"] = r0.get("losses")
+    record["skipped_steps"] = r0.get("skipped_steps")
+    record["estimates"] = r0.get("estimates")
+    record["timings"] = r0.get("timings", {})
+    mem: dict = {}
+    for r in ranks:
+        for k, v in (r.get("memory") or {}).items():
+            if isinstance(v, (int, float)):
+                mem[k] = max(mem.get(k, 0), v)
+    record["memory"] = mem
+    record["ranks"] = [{"rank": r.get("rank"), "status": r.get("status"), "memory": r.get("memory"),
+                        "timings": r.get("timings")} for r in ranks]
+    return record["status"]
