@@ -30,7 +30,7 @@ def _fake_rules(tmp_path, monkeypatch):
     pkg = tmp_path / "planted_rules"
     (pkg / "__pycache__").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "a_rule.py").write_text("VALUE = 'from the source'\n")
+    (pkg / "zl001_a_rule.py").write_text("VALUE = 'from the source'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
@@ -53,7 +53,7 @@ def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tm
     finally:
         for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
             del sys.modules[name]
-    assert loaded["a_rule"].VALUE == "from the source"
+    assert loaded["zl001_a_rule"].VALUE == "from the source"
     assert victim.read_text() == "precious"
 
 
@@ -61,9 +61,9 @@ def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
     from zerolint.rules.rule import _rule_modules
 
     pkg, package = _fake_rules(tmp_path, monkeypatch)
-    st = (pkg / "a_rule.py").stat()
-    planted = {"version": 1, "sources": [("a_rule", st.st_size, st.st_mtime_ns)],
-               "modules": [("a_rule", compile("VALUE = 'planted'", str(pkg / "a_rule.py"), "exec"))]}
+    st = (pkg / "zl001_a_rule.py").stat()
+    planted = {"version": 1, "sources": [("zl001_a_rule", st.st_size, st.st_mtime_ns)],
+               "modules": [("zl001_a_rule", compile("VALUE = 'planted'", str(pkg / "zl001_a_rule.py"), "exec"))]}
     bundle = pkg / "__pycache__" / f"rules-bundle.{sys.implementation.cache_tag}.marshal"
     bundle.write_bytes(marshal.dumps(planted))
     try:
@@ -71,7 +71,7 @@ def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
     finally:
         for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
             del sys.modules[name]
-    assert loaded["a_rule"].VALUE == "from the source"
+    assert loaded["zl001_a_rule"].VALUE == "from the source"
 
 
 # -- item 15: a deleted working directory is a usage error ------------------------------------------------------------
