@@ -3,7 +3,7 @@
 # run pytest. Extra arguments go to pytest.
 #
 # What it downloads into .venv (once): the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8 and the test
-# tools (pytest, hypothesis, jsonschema, pydantic, pre-commit). Where torch comes from:
+# tools (pytest, hypothesis, jsonschema, pydantic, pre-commit, import-linter, ruff). Where torch comes from:
 #   TORCH_INDEX_URL  the index for torch alone (default https://download.pytorch.org/whl/cpu); its dependencies
 #                    come from PyPI, or from PIP_INDEX_URL when set
 #   TORCH_WHEEL      a path or URL of a torch 2.13.0 CPU wheel to install instead of asking an index
@@ -41,6 +41,11 @@ python -m pip install -q "$TORCH_SPEC" -e '.[test,verify]'
 # DeepSpeed JIT-builds its C++ ops on first use; share one build cache across the whole run.
 export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-$PWD/.cache/torch_extensions}
 export DS_ACCELERATOR=${DS_ACCELERATOR:-cpu}
+# The layer contract (pyproject.toml [tool.importlinter]: lower layers never import higher ones, nothing imports the
+# CLI, no import cycles) and ruff; either failing fails the run before pytest starts.
+lint-imports --no-cache
+ruff check src tests scripts benchmarks
+
 # Property tests run the deterministic profile (tests/conftest.py); HYPOTHESIS_PROFILE=random for a longer run.
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}
 exec python -m pytest "$@"
