@@ -98,7 +98,7 @@ def check(files, formats, outputs, target, world_size, deepspeed_version, fail_o
         raise click.UsageError("Missing argument 'FILES...'.")
     paths, problems = expand(list(files), list(exclude))
     unreadable = list(problems)
-    # Settings per file: defaults < the nearest zerolint config (zerolint/config.py) < these flags.
+    # Settings per file: defaults < the nearest zerolint config (project/settings.py) < these flags.
     from ..pipeline import lint_project
     from ..project.settings import ConfigError, Project
 

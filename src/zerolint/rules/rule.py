@@ -1,9 +1,9 @@
 """What a rule is: metadata plus a `check(view)` generator of findings.
 
-A rule lives in one small module under `rules/` (installed as `zerolint.rules`):
+A rule lives in one small module `zlNNN_name.py` in this package (`zerolint.rules`):
 
     '''Rationale: why this matters, what DeepSpeed does with it. (The docstring is the rule's long docs.)'''
-    from zerolint.rule import Rule
+    from .rule import Rule
 
     RULE = Rule(code="ZL123", name="slug-name", severity="error", summary="...", versions=">=0.17.1",
                 evidence="https://github.com/deepspeedai/DeepSpeed/...")
@@ -12,7 +12,7 @@ A rule lives in one small module under `rules/` (installed as `zerolint.rules`):
     def check(view):
         yield view.finding("/pointer", "message", help="how to fix it")
 
-Its bad and good examples live in `fixtures/rules/<CODE>.toml`; they are run as tests and rendered into the
+Its bad and good examples live in `data/rule_cases/<CODE>.toml`; they are run as tests and rendered into the
 rule's docs page. The engine finds rules by listing the package; it knows none of them by name.
 """
 
