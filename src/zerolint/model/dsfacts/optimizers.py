@@ -1,15 +1,10 @@
-"""DeepSpeed (and torch) facts as plain data, for the view and the rules. No torch or deepspeed import.
+"""Optimizers and LR schedulers: DeepSpeed's own names, what torch.optim offers, and each class's keyword arguments.
 
-Every table cites where it comes from. Unless a comment says otherwise the source is the DeepSpeed 0.19.8 sdist
-(`deepspeed/...` paths) and, for torch classes, torch 2.13 (the signatures of `__init__`, read once and pasted
-here). Older DeepSpeed facts were read from the 0.16.9, 0.17.6, 0.18.9, 0.19.6 and 0.19.7 sdists.
-
-Add to this module with small, cited edits; rules and the view import from it.
+Sources: the DeepSpeed 0.19.8 sdist unless a comment says otherwise; torch 2.13 for torch classes (the signatures of
+`__init__`, read once and pasted here).
 """
 
 from __future__ import annotations
-
-import re as _re
 
 # -- optimizers ---------------------------------------------------------------------------------------------------
 
@@ -149,118 +144,7 @@ TORCH_SCHEDULERS_NOT_FROM_JSON = {
     "_LRScheduler": "is the abstract base class (get_lr is not implemented)",
 }
 
-# -- data types ---------------------------------------------------------------------------------------------------
-
-# DtypeEnum (runtime/config.py:144-149): every accepted spelling -> canonical name. Exact (case-sensitive).
-DTYPE_ALIASES = {
-    "torch.float16": "fp16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
-    "torch.float32": "fp32", "fp32": "fp32", "float32": "fp32", "float": "fp32",
-    "torch.int8": "int8", "int8": "int8",
-    "torch.bfloat16": "bf16", "bf16": "bf16", "bfloat16": "bf16",
-}
-
-
-def canonical_dtype(name: object) -> str | None:
-    """DtypeEnum's canonical name for a spelling ('bfloat16' -> 'bf16'), None when DtypeEnum rejects it."""
-    return DTYPE_ALIASES.get(name) if isinstance(name, str) else None
-
-
-# DtypeEnum spellings -> canonical name, as a dict (used by View.grad_accum_dtype).
-DTYPE_NAMES = DTYPE_ALIASES
-
-# Bytes per element of each canonical dtype.
-DTYPE_BYTES: dict[str, int] = {"fp16": 2, "bf16": 2, "fp32": 4, "int8": 1}
-
-
-def human_bytes(n: float) -> str:
-    """1e9 -> '1.0 GB' (decimal units, as DeepSpeed's own memory estimators print)."""
-    if n != n or abs(n) >= 1e300:  # NaN, or an int beyond float range (it cannot be divided into a float)
-        return f"{n:.3g} bytes" if isinstance(n, float) else f"about 1e{len(str(abs(n))) - 1} bytes"
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} bytes"
-
-
-def elements(n: int | float) -> str:
-    """5e8 -> '5e8', 123456789 -> '123456789': how a bucket size is usually written."""
-    if n != n or n in (float("inf"), float("-inf")):
-        return str(n)
-    n = int(n)
-    if 10**6 <= n < 10**300:  # (a bigger int does not fit a float)
-        mant, exp = f"{n:.0e}".split("e")
-        if float(f"{mant}e{exp}") == n:
-            return f"{mant}e{int(exp)}"
-    return str(n)
-
-
-# -- template placeholders ----------------------------------------------------------------------------------------
-# Shapes of a value that a templating step (sed, envsubst, Jinja, Python %-format) replaces before the file is
-# used. A whole value must match; `${HOME}/logs` inside a longer string is not a placeholder value.
-_PLACEHOLDER_ANY = (
-    r"\$\{[^{}]+\}"                          # ${zero_stage}  (shell, envsubst)
-    r"|\$[A-Za-z_][A-Za-z0-9_]*"               # $ZERO_STAGE
-    r"|\{\{.*\}\}"                             # {{ zero_stage }}  (Jinja, Helm)
-    r"|\{%.*%\}"                               # {% ... %}
-    r"|%\([A-Za-z_][A-Za-z0-9_]*\)[sdifr]"     # %(batch)d  (Python %-format)
-    r"|<[A-Za-z_][A-Za-z0-9_ .\-]*>"           # <BATCH_SIZE>
-    r"|@[A-Za-z_][A-Za-z0-9_]*@"               # @BATCH@  (autoconf)
-)
-# Only for hjson quoteless strings (a JSON file cannot hold them, so they were never meant as strings):
-# CONFIG_BATCH_SIZE, FP16_ENABLE. At least one underscore, so DeepSpeed's own upper-case values (WARN, FAIL,
-# MOCK, REPLICA) do not count.
-_PLACEHOLDER_BARE = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
-
-
-def __getattr__(name: str):  # PLACEHOLDER_ANY / PLACEHOLDER_BARE, compiled on first use (~1 ms of every run)
-    if name == "PLACEHOLDER_ANY":
-        return _re.compile(_PLACEHOLDER_ANY, _re.S)
-    if name == "PLACEHOLDER_BARE":
-        return _re.compile(_PLACEHOLDER_BARE)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def placeholder_text(value: str, quoteless: bool) -> str | None:
-    """The template placeholder a whole string value is, or None. hjson makes a quoteless value run to the end of
-    the line, so `CONFIG_BATCH_SIZE,` holds the comma: it is stripped before matching."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if quoteless:
-        text = text.rstrip(",").rstrip()
-    # Every PLACEHOLDER_ANY form starts with one of these: most values never need the (costly to compile) pattern.
-    if text[:1] in ("$", "{", "%", "<", "@") and _re.fullmatch(_PLACEHOLDER_ANY, text, _re.S):
-        return text
-    if quoteless and _re.fullmatch(_PLACEHOLDER_BARE, text):
-        return text
-    return None
-
-
-# -- integers that must not arrive as floats ----------------------------------------------------------------------
-# Lax (plain-dict) integer settings that DeepSpeed hands, unconverted, to something that rejects a float. A value
-# written `1e6` or `64.0` is an int for DeepSpeed reading the file (hjson, below 1e10) but a float for the HF
-# Trainer / Accelerate (json.load); hjson too keeps 1e10 and above as floats. pointer -> (what fails, when).
-FLOAT_INTOLERANT_INTS: dict[str, tuple[str, str]] = {
-    "/aio/block_size": ("the C++ async-I/O handle (`aio_handle(block_size=...)`, a pybind11 int argument) "
-                        "raises TypeError", "when NVMe offload builds its swapper "
-                        "(swap_tensor/partitioned_param_swapper.py:111-123, partitioned_optimizer_swapper.py:30-34)"),
-    "/aio/queue_depth": ("the C++ async-I/O handle raises TypeError (pybind11 int argument)",
-                         "when NVMe offload builds its swapper (swap_tensor/partitioned_param_swapper.py:111-123)"),
-    "/aio/intra_op_parallelism": ("the C++ async-I/O handle raises TypeError (pybind11 int argument)",
-                                  "when NVMe offload builds its swapper "
-                                  "(swap_tensor/partitioned_param_swapper.py:111-123)"),
-    "/checkpoint/writer/io_buffer_size": ("`torch.empty(io_buffer_size)` raises TypeError (a size must be an int)",
-                                          "when the fast checkpoint writer is created "
-                                          "(model_checkpointing/writer_factory.py:75, 90)"),
-    "/activation_checkpointing/number_checkpoints": ("`range(number_checkpoints)` raises TypeError",
-                                                     "at the first checkpointed forward with "
-                                                     "contiguous_memory_optimization "
-                                                     "(activation_checkpointing/checkpointing.py:409-416)"),
-    "/flops_profiler/top_modules": ("slicing the sorted module list with it raises TypeError",
-                                    "when the profile is printed at profile_step "
-                                    "(profiling/flops_profiler/profiler.py:495-499)"),
-    "/pipeline/activation_checkpoint_interval": ("`range(start, end, interval)` raises TypeError",
-                                                 "at the first forward of a PipelineModule "
-                                                 "(pipe/engine.py:217-218 hands it to the module; "
-                                                 "pipe/module.py:223-233)"),
-}
+# The classes `deepspeed.initialize` builds for a native name whatever the offload (engine.py:2476-2545); adam,
+# adamw, adagrad and lion depend on the offload device and `torch_adam` (View.optimizer_class).
+FIXED_OPTIMIZER_CLASSES = {"lamb": "FusedLamb", "muadam": "mup.MuAdam", "muadamw": "mup.MuAdamW",
+                           "musgd": "mup.MuSGD", "muon": "MuonWithAuxAdam"}

@@ -1,0 +1,39 @@
+"""Where things live in a DeepSpeed config: section pointers, keys only some stages read, defaults that moved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ZERO = "/zero_optimization"
+
+# zero_optimization keys that only ZeRO stage 3 reads (engine.py:2655-2708 passes none of them to the stage 1/2
+# optimizer). Both spellings of aliased keys are listed.
+STAGE3_ONLY = (
+    "stage3_prefetch_bucket_size", "prefetch_bucket_size", "stage3_param_persistence_threshold",
+    "param_persistence_threshold", "stage3_model_persistence_threshold", "model_persistence_threshold",
+    "stage3_max_live_parameters", "max_live_parameters", "stage3_max_reuse_distance", "max_reuse_distance",
+    "stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+    "stage3_gather_fp16_weights_on_model_save", "stage3_module_granularity_threshold",
+    "module_granularity_threshold", "stage3_use_all_reduce_for_fetch_params", "use_all_reduce_for_fetch_params",
+    "stage3_allgather_sequential", "allgather_sequential", "sub_group_size", "zero_hpz_partition_size",
+    "zero_quantized_weights", "zero_quantized_nontrainable_weights", "zero_quantized_gradients",
+)
+
+# The values an offload block's `device` may take (View.offload_device: anything else is invalid).
+OFFLOAD_DEVICES = ("none", "cpu", "nvme")
+
+# Defaults that changed inside a schema line (the schema carries the line's newest default).
+# pointer pattern -> list of (first version with the new default, old default, new default)
+DEFAULT_DRIFT: dict[str, list[tuple[str, Any, Any]]] = {
+    "/gradient_clipping": [("0.19.3", 0.0, 1.0)],  # PR #8068
+    "/zero_optimization/offload_optimizer/pin_memory": [("0.19.5", False, True)],  # PR #8207
+    "/zero_optimization/offload_param/pin_memory": [("0.19.5", False, True)],
+}
+
+# Keys every section has: they say nothing about which section an unknown key belongs to (View.home_of).
+GENERIC_KEYS = frozenset({"enabled", "type", "params", "device", "output_path", "job_name", "verbose", "debug",
+                          "dtype", "name", "path", "mode"})
+
+# The batch triple (runtime/config.py:590-656) and the key that divides the world size (config.py:466-469).
+BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
+SEQUENCE_PARALLEL = "/sequence_parallel_size"

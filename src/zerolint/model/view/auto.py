@@ -1,0 +1,75 @@
+""""auto" facet: which consumer fills an "auto" where, and what raw DeepSpeed does with one it gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...base import pointer as jp
+from .. import consumers
+from ..document import Node
+from ..dsfacts import AUTO_CRASHES
+from .base import MISSING
+from .core import ViewCore
+
+
+@dataclass
+class AutoOutcome:
+    crashes_at: str | None  # "parse" | "initialize" | "the first step" | None
+    effect: str
+    turns_off: bool = False
+    turns_on: bool = False
+
+
+class AutoFacet(ViewCore):
+    """What "auto" means for the target consumer."""
+
+    def fills_auto(self, pointer: str) -> bool:
+        """Whether the target consumer replaces an "auto" at this pointer before DeepSpeed sees it."""
+        if pointer in consumers.ZERO3_ONLY_FILLS and self.target == "hf" and self.zero_stage not in (3, None):
+            return False
+        return consumers.fills_auto(self.target, pointer)
+
+    def auto_outcome(self, node: Node) -> "AutoOutcome":
+        """What raw DeepSpeed does with an unfilled "auto" at this node."""
+        ptr = node.pointer
+        parent = jp.parent(ptr)
+        strict = self.is_strict(parent)
+        if parent in ("/fp16", "/bf16", "/bfloat16") and not self.since(">=0.17.1"):
+            strict = False
+            if jp.last(ptr) == "enabled":
+                return AutoOutcome(None, "a non-empty string is truthy to DeepSpeed < 0.17.1, so this turns "
+                                         f"{parent[1:]} ON", turns_off=False, turns_on=True)
+        if strict:
+            default = self.default(ptr)
+            shown = "unset" if default is MISSING else json_text(default)
+            name = jp.last(ptr)
+            effect = {
+                "stage": "ZeRO is off (stage 0)",
+                "enabled": f"{self.path(parent)} is off",
+                "device": "nothing is offloaded (device 'none')",
+                "overlap_comm": "overlap_comm follows the stage (on for stage 3, off below)",
+            }.get(name, f"the default {shown} applies")
+            return AutoOutcome(None, f"DeepSpeed silently drops it: {effect}",
+                               turns_off=name in ("stage", "enabled", "device"))
+        for prefix, when, how in AUTO_CRASHES:
+            if ptr == prefix or (prefix.endswith("/") and ptr.startswith(prefix)):
+                return AutoOutcome(when, how)
+        # Elsewhere in a plain-dict section the string is kept: it fails wherever any invalid value fails.
+        s = self.schema.at(ptr)
+        bad = self.schema.mismatch(node, s) if s is not None else None
+        if bad is not None:
+            out = self.invalid_value(ptr)
+            if out.fails_at is not None:
+                return AutoOutcome({"step": "the first step"}.get(out.fails_at, out.fails_at),
+                                   f"{self.path(ptr)} must be {bad[1]}")
+        return AutoOutcome(None, "DeepSpeed keeps the string \"auto\" here")
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1e6 <= abs(value) < 1e300 \
+            and float(value).is_integer() and float(f"{value:.0e}") == value:
+        return f"{value:.0e}".replace("+0", "").replace("+", "")
+    return json.dumps(value)

@@ -1,0 +1,129 @@
+"""Batch facet: DeepSpeed's batch inference and assertions (`derive_batch`, the one copy of that arithmetic)
+and their replay on this config for a world size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..document import BOOL, NULL, NUMBER
+from ..dsfacts import BATCH_KEYS, SEQUENCE_PARALLEL
+from .base import MISSING
+from .core import ViewCore
+from .values import ValueOutcome
+
+
+@dataclass
+class Batch:
+    """DeepSpeed's batch triple after its own inference, for one world size, and its assertion's verdict."""
+
+    train_batch_size: Any
+    micro_batch: Any
+    grad_accum: Any
+    world_size: Any
+    inferred: tuple[str, ...]  # which of the three DeepSpeed derived (by floor division)
+    error: str | None  # DeepSpeed's AssertionError text, or None when its batch checks pass
+
+    @property
+    def consistent(self) -> bool:
+        return self.error is None
+
+
+def derive_batch(tbs: Any, micro: Any, gas: Any, world: Any) -> Batch:
+    """`_set_batch_related_parameters` then `_batch_assertion` (runtime/config.py:590-656), on the values as
+    DeepSpeed gets them (None = absent). Raises what DeepSpeed raises for values it cannot compute with (TypeError
+    for strings). The one copy of this arithmetic: the batch rules, the differential test and verify use it."""
+    inferred: tuple[str, ...] = ()
+    if tbs is not None and micro is not None and gas is not None:
+        pass
+    elif tbs is not None and micro is not None:
+        gas, inferred = tbs // micro // world, ("gradient_accumulation_steps",)
+    elif tbs is not None and gas is not None:
+        micro, inferred = tbs // world // gas, ("train_micro_batch_size_per_gpu",)
+    elif micro is not None and gas is not None:
+        tbs, inferred = micro * gas * world, ("train_batch_size",)
+    elif tbs is not None:
+        micro, gas = tbs // world, 1
+        inferred = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+    elif micro is not None:
+        tbs, gas = micro * world, 1
+        inferred = ("train_batch_size", "gradient_accumulation_steps")
+    else:
+        return Batch(tbs, micro, gas, world, (), "AssertionError: Either train_batch_size or "
+                                               "train_micro_batch_size_per_gpu needs to be provided")
+    error = None
+    for name, v in (("Train batch size", tbs), ("Micro batch size per gpu", micro),
+                    ("Gradient accumulation steps", gas)):
+        if not v > 0:
+            error = f"AssertionError: {name}: {v} has to be greater than 0"
+            break
+    if error is None and tbs != micro * gas * world:
+        error = (f"AssertionError: train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * "
+                 f"world_size {tbs} != {micro} * {gas} * {world}")
+    return Batch(tbs, micro, gas, world, inferred, error)
+
+
+class BatchFacet(ViewCore):
+    """The batch keys and DeepSpeed's batch checks."""
+
+    def batch_value(self, pointer: str) -> int | None:
+        """A batch key as DeepSpeed reads it: None when absent or null; the number when it is one (integral
+        floats pass DeepSpeed's arithmetic); MISSING when it is something else ("auto", a string, a bool)."""
+        n = self.node(pointer)
+        if n is None or n.kind == "null":
+            return None
+        v = self.number(n)
+        if v is None:
+            return MISSING
+        return int(v) if isinstance(v, int) or float(v).is_integer() else MISSING  # (huge ints overflow float())
+
+    def batch_replay(self) -> str | None:
+        """Replay DeepSpeed's batch inference and assertions (config.py:590-656) for this world size, on the values
+        as DeepSpeed's reader gives them (true counts as 1, fractions stay fractions, strings raise): None when the
+        parse passes or the world size is unknown, else DeepSpeed's error."""
+        if self.world_size is None:
+            return None
+        vals: list[Any] = []
+        for p in BATCH_KEYS:
+            n = self.node(p)
+            if n is None or n.kind == NULL:
+                vals.append(None)
+            elif n.kind == BOOL:
+                vals.append(n.value)
+            elif n.kind == NUMBER:
+                vals.append(self.number(n))
+            else:
+                return f"TypeError: {self.path(p)} is {n.kind}"
+        try:
+            return derive_batch(*vals, self.data_parallel_size()).error
+        except (TypeError, ZeroDivisionError, OverflowError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    def data_parallel_size(self) -> Any:
+        """The world size DeepSpeed's batch arithmetic uses: `--world-size`, divided by `sequence_parallel_size`
+        when the key is present (config.py:466-469) — a float, or TypeError for null and strings,
+        ZeroDivisionError for 0, as in DeepSpeed. None when the world size is unknown."""
+        world: Any = self.world_size
+        sp = self.node(SEQUENCE_PARALLEL)
+        if world is not None and sp is not None and self.since(">=0.17.0"):
+            world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
+            if isinstance(world, float) and world.is_integer():
+                world = int(world)
+        return world
+
+    def _batch_outcome(self, pointer: str) -> "ValueOutcome | None":
+        node = self.node(pointer)
+        if pointer not in (*BATCH_KEYS, SEQUENCE_PARALLEL) or node is None or self.world_size is None:
+            return None
+        if pointer in BATCH_KEYS and node.kind not in (NUMBER, BOOL):
+            return None  # a string, list or object: always a TypeError at parse (LAX_CHECKED)
+        error = self.batch_replay()
+        if error is not None:
+            return ValueOutcome("error", f"DeepSpeed fails at parse ({error})", "parse")
+        if pointer == SEQUENCE_PARALLEL:
+            return None
+        if node.kind == BOOL:
+            return ValueOutcome("warning", "DeepSpeed's batch arithmetic counts true as 1", None)
+        return ValueOutcome("error", "DeepSpeed's parse accepts it (its batch arithmetic works in floats), but a "
+                                     "fractional batch size breaks the data loader and the gradient accumulation "
+                                     "boundaries later", None)
