@@ -30,9 +30,9 @@ with atheris.instrument_imports(include=["zerolint"]):
     import zerolint.report.junit  # noqa: F401
     import zerolint.report.sarif  # noqa: F401
     import zerolint.report.text  # noqa: F401
-    import zerolint.rules.rule
+    import zerolint.rules.ruleset
 
-    zerolint.rules.rule.all_rules()  # instrument the rule modules too
+    zerolint.rules.ruleset.RuleSet.builtin()  # instrument the rule modules too
 
 import fuzzcases as fc  # noqa: E402
 

@@ -40,7 +40,7 @@ def main() -> None:
     shutil.copy(CONFIG, tmp / CONFIG.name)
     cmd = [sys.executable, "-X", "importtime", "-m", "zerolint", "check", "--quiet", CONFIG.name]
     rules_cmd = [sys.executable, "-c", "import time, zerolint.rules.engine; t = time.perf_counter(); "
-                 "from zerolint.rules.rule import all_rules; all_rules(); print(time.perf_counter() - t)"]
+                 "from zerolint.rules.ruleset import RuleSet; RuleSet.builtin(); print(time.perf_counter() - t)"]
     subprocess.run(cmd, cwd=tmp, env=env, capture_output=True)  # bytecode, caches
     subprocess.run(rules_cmd, cwd=tmp, env=env, capture_output=True)
     cum, self_, wall, totals, rules = collections.defaultdict(list), collections.defaultdict(list), [], [], []
@@ -66,7 +66,8 @@ def main() -> None:
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "n/a"
     print(f"tree: {args.tree or ROOT}   runs: {args.runs}   load average: {load}")
     print(f"wall (with -X importtime): {1e3 * statistics.median(wall):.1f} ms   all imports: "
-          f"{statistics.median(totals) / 1e3:.1f} ms   [rules] all_rules(): {1e3 * statistics.median(rules):.1f} ms")
+          f"{statistics.median(totals) / 1e3:.1f} ms   [rules] RuleSet.builtin(): "
+          f"{1e3 * statistics.median(rules):.1f} ms")
     for title, table in (("cumulative", cum), ("self", self_)):
         print(f"\ntop {args.top} by {title} time (us, median):")
         rows = sorted(((statistics.median(v), k) for k, v in table.items()), reverse=True)[:args.top]

@@ -10,12 +10,12 @@ import sys
 from zerolint.model.document import parse
 from zerolint.rules.cases import load_cases
 from zerolint.rules.engine import Selection, run_rules
-from zerolint.rules.rule import find_rule
+from zerolint.rules.ruleset import RuleSet
 
 
 def main(codes: list[str]) -> None:
     for code in codes:
-        rule = find_rule(code)
+        rule = RuleSet.builtin().find(code)
         if rule is None:
             sys.exit(f"no rule {code}")
         for case in load_cases(rule.code):

@@ -15,6 +15,7 @@ from zerolint.model.document import parse
 from zerolint.model.view import Settings
 from zerolint.rules.engine import Selection, run_rules
 from zerolint.rules.rule import Rule
+from zerolint.rules.ruleset import RuleSet
 
 DS = Settings(target="deepspeed")
 
@@ -92,7 +93,7 @@ def test_alternatives_need_prefer_or_default():
     assert r.text == '{"p": 0, "q": "a"}'
     r = fix_text(text, "t.json", DS, rules=[ALTS, ALTS_DEFAULT], prefer=["b"])
     assert r.text == '{"p": "b", "q": "b"}'
-    d = run_rules(parse(text), DS, rules=[ALTS])[0]
+    d = run_rules(parse(text), DS, ruleset=RuleSet.of([ALTS]))[0]
     assert choose_fix(d) is None and choose_fix(d, prefer=["B"]).choice == "b"
 
 

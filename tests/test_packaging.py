@@ -45,8 +45,8 @@ def test_installed_wheel_checks_a_config(wheel, tmp_path):
                        cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 1, r.stderr
     assert '"code": "ZL201"' in r.stdout
-    r = subprocess.run([sys.executable, "-c", "import zerolint.cli, zerolint.rules.rule as r; print(r.__file__); "
-                        "print(len(r.all_rules()))"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", "import zerolint.cli, zerolint.rules.ruleset as r; print(r.__file__); "
+                        "print(len(r.RuleSet.builtin().rules))"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert str(target) in r.stdout, r.stdout + r.stderr
     r = subprocess.run([sys.executable, "-m", "zerolint", "rule", "ZL201"], cwd=tmp_path, env=env,
                        capture_output=True, text=True)

@@ -7,9 +7,9 @@ import pytest
 from zerolint.model.document import parse
 from zerolint.rules.cases import load_cases
 from zerolint.rules.engine import Selection, run_rules
-from zerolint.rules.rule import all_rules
+from zerolint.rules.ruleset import RuleSet
 
-RULES = all_rules()
+RULES = RuleSet.builtin().rules
 CASES = [(r, c) for r in RULES for c in load_cases(r.code)]
 
 

@@ -80,14 +80,14 @@ def _fake_rules(tmp_path, files: dict[str, str]):
 def _load(tmp_path, monkeypatch):
     import importlib
 
-    from zerolint.rules.rule import _rule_modules
+    from zerolint.rules.ruleset import rule_modules
 
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in [m for m in sys.modules if m == "fake_rules" or m.startswith("fake_rules.")]:
         del sys.modules[name]
     importlib.invalidate_caches()
     package = importlib.import_module("fake_rules")
-    return dict(_rule_modules(package))
+    return dict(rule_modules(package))
 
 
 def test_rule_modules_are_plain_imports_and_write_only_pyc(tmp_path, monkeypatch):
@@ -97,15 +97,16 @@ def test_rule_modules_are_plain_imports_and_write_only_pyc(tmp_path, monkeypatch
 
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     d = _fake_rules(tmp_path, {"zl001_a": '"""doc a"""\nVALUE = 1\n', "zl002_b": "raise RuntimeError('broken rule')\n",
-                               "_private": "VALUE = 0\n", "engine": "raise RuntimeError('not a rule module')\n"})
+                               "_private": "raise RuntimeError('not a rule module')\n"})
+    (d / "notes.txt").write_text("not a module")
     try:
         loaded = _load(tmp_path, monkeypatch)
-        assert list(loaded) == ["zl001_a", "zl002_b"]  # only zlNNN_* modules are rules: not _private, not engine
+        assert list(loaded) == ["zl001_a", "zl002_b"]  # every public module of the package is a rule module
         a = loaded["zl001_a"]
         assert a.VALUE == 1 and a.__doc__ == "doc a" and a.__file__ == str(d / "zl001_a.py")
         assert isinstance(a.__spec__.loader, SourceFileLoader)
         assert isinstance(loaded["zl002_b"], RuntimeError) and str(loaded["zl002_b"]) == "broken rule"
-        assert "fake_rules.engine" not in sys.modules
+        assert "fake_rules._private" not in sys.modules
         written = sorted(p.name for p in (d / "__pycache__").iterdir())
         assert written and all(n.endswith(".pyc") and n.split(".")[0] in ("__init__", "zl001_a", "zl002_b")
                                for n in written), written
@@ -116,10 +117,10 @@ def test_rule_modules_are_plain_imports_and_write_only_pyc(tmp_path, monkeypatch
 
 def test_rule_loading_writes_no_bundle_into_the_installed_package(tmp_path):
     """A check imports every rule and leaves nothing but .pyc files in rules/__pycache__."""
-    from zerolint import rules
+    from zerolint.rules import builtin
 
-    cache = os.path.join(rules.__path__[0], "__pycache__")
-    code = "from zerolint.rules.rule import all_rules\nprint(len(all_rules()))"
+    cache = os.path.join(builtin.__path__[0], "__pycache__")
+    code = "from zerolint.rules.ruleset import RuleSet\nprint(len(RuleSet.builtin().rules))"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={**env, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout

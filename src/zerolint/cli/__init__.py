@@ -39,9 +39,9 @@ main.add_command(check)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 def rules_cmd(fmt) -> None:
     """List every rule: code, name, default severity, fix, summary."""
-    from ..rules.engine_rules import known_rules  # the rules plus the engine-level codes (ZL090, ZL520, ...)
+    from ..rules.ruleset import RuleSet
 
-    rules = known_rules()
+    rules = RuleSet.builtin().known()  # the rules plus the engine-level codes (ZL090, ZL520, ...)
     if fmt == "json":
         import json
 
@@ -66,17 +66,14 @@ def rules_cmd(fmt) -> None:
 def rule_cmd(code_or_name) -> None:
     """Explain one rule: summary, rationale, bad and good examples, versions, evidence."""
     from ..rules.docs import render_rule
-    from ..rules.rule import all_rules, find_rule
+    from ..rules.ruleset import RuleSet
 
-    rule = find_rule(code_or_name)
-    if rule is None:
-        from ..rules.engine_rules import find
-
-        rule = find(code_or_name)
+    ruleset = RuleSet.builtin()
+    rule = ruleset.find(code_or_name)
     if rule is None:
         from ..base.suggest import closest
 
-        rules = all_rules()
+        rules = ruleset.rules
         hint = closest(code_or_name, [r.code for r in rules] + [r.name for r in rules])
         raise click.UsageError(f"no rule {code_or_name!r}" + (f"; did you mean {hint}?" if hint else ""))
     click.echo(render_rule(rule, terminal=True), nl=False)
@@ -241,29 +238,24 @@ def schema_cmd(deepspeed_version) -> None:
 def upgrade_cmd(files, to, diff, remove_removed, target, no_color) -> None:
     """Rewrite deprecated and renamed keys of FILES for DeepSpeed --to VERSION (cpu_offload, bfloat16,
     stage3_gather_fp16_weights_on_model_save, aio.thread_count, ...), from DeepSpeed's own deprecation metadata."""
-    from ..base.files import expand
-    from ..base.fsio import Limits
     from ..fix.upgrade import upgrade_text
     from ..model.versions import Version
-    from ..model.view import Settings
-    from ..rules.engine import Selection
-    from .fix import run_fixes
+    from ..pipeline import Options, Pipeline
+    from .fix import report_fixes
 
     if to is not None:
         try:
             Version(to)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--to") from None
-    settings = Settings(target=target, deepspeed_version=to)
-    paths, problems = expand(list(files), [])
 
-    def factory(path):
+    def fixer(path):
         return lambda text: upgrade_text(text, path, to=to, remove_removed=remove_removed, target=target)
 
-    sys.exit(run_fixes(files, paths, list(problems), settings, Selection(), Limits(), fix=True, diff=diff,
-                       fix_only=False, unsafe=False, prefer=(), formats=("text",), outputs=(), quiet=False,
-                       color=not no_color, fail_on="error", stdin_filename=None, fixer_factory=factory,
-                       verb="Upgraded", show_applied=True))
+    options = Options(files=tuple(files), target=target, deepspeed_version=to, isolated=True, select=("ALL",),
+                      fix="diff" if diff else "fix", formats=("text",), color=not no_color, fixer=fixer)
+    pipeline = Pipeline(options)
+    sys.exit(report_fixes(pipeline, pipeline.fix(), verb="Upgraded", show_applied=True))
 
 
 if __name__ == "__main__":  # pragma: no cover

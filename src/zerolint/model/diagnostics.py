@@ -119,6 +119,9 @@ class Diagnostic:
     start: int = 0  # character offsets of the highlighted span, for the fixer and snippets
     end: int = 0
     fails_at: str | None = None  # "parse" | "initialize" | "step" | None: see Finding.fails_at
+    # The rule that made it (a Rule or a policy rule), for reporters that describe rules (SARIF); None when the
+    # diagnostic was made outside the engine. Not part of the diagnostic's value.
+    rule: Any = field(default=None, repr=False, compare=False)
 
     @property
     def fix(self) -> Fix | None:

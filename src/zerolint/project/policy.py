@@ -188,10 +188,11 @@ def load_policy_file(path: str) -> list[PolicyRule]:
 
 
 def load_policies(paths: list[str]) -> list[PolicyRule]:
-    """Load and register policy rules; any problem is a PolicyError (settings.py makes it a ConfigError: exit 2)."""
-    from ..rules.engine_rules import known_rules, register_policy
+    """Load the policy rules of `paths`; any problem is a PolicyError (settings.py makes it a ConfigError: exit 2).
+    Nothing is registered: the caller adds them to its run's RuleSet (`RuleSet.with_policies`)."""
+    from ..rules.ruleset import RuleSet
 
-    builtin = {r.code for r in known_rules() if not isinstance(r, PolicyRule)}
+    builtin = {r.code for r in RuleSet.builtin().known()}
     out: list[PolicyRule] = []
     seen: dict[str, str] = {}
     for path in paths:
@@ -201,6 +202,4 @@ def load_policies(paths: list[str]) -> list[PolicyRule]:
                 raise PolicyError(f"{r.source}: id {r.code} is already defined ({seen.get(r.code, 'built-in')})")
             seen[r.code] = r.source
             out.append(r)
-    for r in out:
-        register_policy(r)
     return out

@@ -190,9 +190,9 @@ VALIDATORS: dict[str, Callable[[str, str, Any], Any]] = {
 
 def check_codes(codes: list[str], where: str, extra: tuple[str, ...] = ()) -> None:
     """Each entry must name a rule (code, code prefix, name, ALL); `extra` are more known codes (policies)."""
-    from ..rules.engine_rules import known_rules
+    from ..rules.ruleset import RuleSet
 
-    rules = known_rules()
+    rules = RuleSet.builtin().known()
     known = [r.code for r in rules] + [r.name for r in rules] + list(extra)
     for c in codes:
         u = c.upper()
@@ -380,6 +380,12 @@ class Resolved:
     @property
     def policies(self) -> list[Any]:
         return self.config.policies if self.config is not None else []
+
+    def ruleset(self, base: Any = None) -> Any:
+        """The rules this file runs: `base` (a RuleSet; default the built-in one) plus its config's policy rules."""
+        from ..rules.ruleset import RuleSet
+
+        return (base or RuleSet.builtin()).with_policies(self.policies)
 
     def baseline_path(self, for_writing: bool = False) -> str | None:
         """The baseline file for this file: --baseline, else the config's `baseline`, else a

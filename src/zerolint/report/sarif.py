@@ -42,9 +42,11 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str,
 
 
 def _descriptor(code: str, first: Diagnostic) -> dict[str, Any]:
-    from ..rules.engine_rules import describe
+    rule = first.rule  # the rule that made it (policy rules included); codes made outside the engine: looked up
+    if rule is None:
+        from ..rules.ruleset import RuleSet
 
-    rule = describe(code)
+        rule = RuleSet.builtin().find(code)
     name = getattr(rule, "name", None) or first.name
     summary = getattr(rule, "summary", None) or first.name
     rationale = getattr(rule, "rationale", None) or summary

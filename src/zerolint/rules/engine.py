@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from ..model.diagnostics import Diagnostic, Finding, Related, Severity
 from ..model.document import Document
 from ..model.view import Settings, View
-from .rule import Rule, all_rules
+from .rule import Rule
+from .ruleset import RuleSet
 
 INTERNAL_ERROR = ("ZL000", "internal-error")
-_ENABLED: dict[tuple, bool] = {}  # Selection.enabled, by (select, ignore, rule code, name, aliases)
 _CODE_PREFIX = re.compile(r"[A-Z]{2,}\d*")
 
 
@@ -23,6 +23,9 @@ class Selection:
     select: list[str] = field(default_factory=lambda: ["ALL"])
     ignore: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)  # code/name/prefix -> error|warning|info
+    # enabled(), by (select, ignore, rule code, name, aliases): every file asks again for every rule. It lives and
+    # dies with this Selection (one per resolved settings), never in the module.
+    _enabled: dict[tuple, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @staticmethod
     def _matches(rule: Rule, entry: str) -> bool:
@@ -42,14 +45,12 @@ class Selection:
         return best
 
     def enabled(self, rule: Rule) -> bool:
-        # The most specific entry wins, as in ruff: --select ZL1 --ignore ZL101 keeps ZL102. Remembered per
-        # (entries, rule): every file asks again for every rule.
+        # The most specific entry wins, as in ruff: --select ZL1 --ignore ZL101 keeps ZL102. The key holds the
+        # entries too, so a Selection whose lists are edited afterwards still answers right.
         key = (tuple(self.select), tuple(self.ignore), rule.code, rule.name, rule.aliases)
-        hit = _ENABLED.get(key)
+        hit = self._enabled.get(key)
         if hit is None:
-            if len(_ENABLED) > 8192:
-                _ENABLED.clear()
-            hit = _ENABLED[key] = self._specificity(rule, self.select) > self._specificity(rule, self.ignore)
+            hit = self._enabled[key] = self._specificity(rule, self.select) > self._specificity(rule, self.ignore)
         return hit
 
     def severity_for(self, rule: Rule, found: Severity | None) -> Severity:
@@ -64,11 +65,14 @@ class Selection:
 
 
 def run_rules(doc: Document, settings: Settings | None = None, selection: Selection | None = None,
-              rules: list[Rule] | None = None) -> list[Diagnostic]:
+              ruleset: RuleSet | None = None) -> list[Diagnostic]:
+    """Every rule of `ruleset` (default: `RuleSet.builtin()`) that `selection` enables and that applies to the
+    config's target and DeepSpeed version, as located diagnostics in order."""
     view = View(doc, settings)
     selection = selection or Selection()
+    ruleset = ruleset or RuleSet.builtin()
     out: list[Diagnostic] = []
-    for rule in rules if rules is not None else all_rules():
+    for rule in ruleset.checks:
         if not selection.enabled(rule) or view.target not in rule.targets or not view.since(rule.versions or "*"):
             continue
         try:
@@ -117,7 +121,7 @@ def locate(doc: Document, rule: Rule, f: Finding, severity: Severity) -> Diagnos
     return Diagnostic(
         file=doc.path, code=rule.code, name=rule.name, severity=severity, message=f.message, pointer=f.pointer,
         line=line, column=col, end_line=end_line, end_column=end_col, help=f.help, url=rule.url,
-        fixes=list(f.fixes), related=related, start=start, end=end, fails_at=f.fails_at,
+        fixes=list(f.fixes), related=related, start=start, end=end, fails_at=f.fails_at, rule=rule,
     )
 
 

@@ -8,17 +8,16 @@ located in a DeepSpeed config, so they are produced where those files are read a
   YAML.
 
 They are `Rule` objects without a check function: `--select`, `--ignore`, `severity` overrides, SARIF rule
-metadata, `zerolint rules` and `zerolint rule CODE` treat them like any other rule. User policy rules
-(zerolint/project/policy.py) register here as they are loaded.
+metadata, `zerolint rules` and `zerolint rule CODE` treat them like any other rule: `ENGINE_RULES` is part of every
+`RuleSet` (rules/ruleset.py), which is where any code's metadata is looked up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..model.diagnostics import DOCS_BASE
-from .rule import Rule, all_rules
+from .rule import Rule
 
 INTEGRATIONS_DOC = DOCS_BASE.rsplit("/", 1)[0] + "/integrations.md"
 
@@ -87,7 +86,8 @@ settings, or a `deepspeed_config` that is not a mapping. `accelerate launch --co
 process starts.""",
 )
 
-EXTRA_RULES: list[Rule] = [UNUSED_SUPPRESSION, ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID]
+INTEGRATION_RULES: tuple[Rule, ...] = (UNUSED_SUPPRESSION, ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING,
+                                       ACCELERATE_YAML_INVALID)
 
 # `zerolint verify`'s findings: ZL990-ZL999, reserved for findings that only a real run can make. They live in the
 # rules layer, not in verify/, so that rules never import verify; their documentation is docs/verify.md (one anchor
@@ -148,36 +148,10 @@ LOSS = _rule("ZL998", "verify-loss-not-finite", "error", "The loss was not finit
              "The tiny job's loss was NaN or infinite after the last step although no step was skipped for an "
              "fp16 overflow.")
 
-VERIFY_RULES: list[Rule] = [FAILED, TIMEOUT, CRASHED, SKIPPED, OPTIMIZER_OFFLOAD, PARAM_OFFLOAD, STAGE, PRECISION, LOSS]
+VERIFY_RULES: tuple[Rule, ...] = (FAILED, TIMEOUT, CRASHED, SKIPPED, OPTIMIZER_OFFLOAD, PARAM_OFFLOAD, STAGE, PRECISION,
+                                  LOSS)
 BY_CHECK = {"optimizer-offload": OPTIMIZER_OFFLOAD, "param-offload": PARAM_OFFLOAD, "zero-stage": STAGE,
             "precision": PRECISION}
 
-EXTRA_RULES += VERIFY_RULES
-
-# Loaded user policy rules (zerolint/project/policy.py), by code.
-_POLICIES: dict[str, Any] = {}
-
-
-def register_policy(rule: Any) -> None:
-    _POLICIES[rule.code] = rule
-
-
-def known_rules() -> list[Any]:
-    """Every rule zerolint can report in this process: built-in, engine-level, loaded policies."""
-    return [*all_rules(), *EXTRA_RULES, *_POLICIES.values()]
-
-
-def describe(code: str) -> Any | None:
-    """The metadata of a code (a `Rule`, or a policy rule with the same attributes), or None."""
-    for r in known_rules():
-        if r.code == code:
-            return r
-    return None
-
-
-def find(code_or_name: str) -> Any | None:
-    key = code_or_name.strip()
-    for r in known_rules():
-        if key.upper() == r.code.upper() or key.lower() == r.name or key in r.aliases:
-            return r
-    return None
+# Every code reported outside the rule engine, in code order.
+ENGINE_RULES: tuple[Rule, ...] = INTEGRATION_RULES + VERIFY_RULES

@@ -1,9 +1,9 @@
 """What a rule is: metadata plus a `check(view)` generator of findings.
 
-A rule lives in one small module `zlNNN_name.py` in this package (`zerolint.rules`):
+A rule lives in one small module `zlNNN_name.py` in `zerolint.rules.builtin`:
 
     '''Rationale: why this matters, what DeepSpeed does with it. (The docstring is the rule's long docs.)'''
-    from .rule import Rule
+    from ..rule import Rule
 
     RULE = Rule(code="ZL123", name="slug-name", severity="error", summary="...", versions=">=0.17.1",
                 evidence="https://github.com/deepspeedai/DeepSpeed/...")
@@ -13,13 +13,11 @@ A rule lives in one small module `zlNNN_name.py` in this package (`zerolint.rule
         yield view.finding("/pointer", "message", help="how to fix it")
 
 Its bad and good examples live in `data/rule_cases/<CODE>.toml`; they are run as tests and rendered into the
-rule's docs page. The engine finds rules by listing the package; it knows none of them by name.
+rule's docs page. `RuleSet.builtin()` (ruleset.py) finds rules by listing that package; nothing knows them by name.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
@@ -69,69 +67,3 @@ class Rule:
         if self.func is None:
             raise RuntimeError(f"rule {self.code} has no check function")
         yield from self.func(view)
-
-
-_REGISTRY: list[Rule] | None = None
-
-
-def all_rules() -> list[Rule]:
-    """Every built-in rule, sorted by code. Imported once per process."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        from .. import rules as package
-
-        found: list[Rule] = []
-        for name, module in _rule_modules(package):
-            if isinstance(module, Exception):  # a broken rule module must not take every other rule down
-                found.append(_broken(name, module))
-                continue
-            rule = getattr(module, "RULE", None)
-            if isinstance(rule, Rule):
-                rule.rationale = (module.__doc__ or "").strip()
-                found.append(rule)
-        codes = [r.code for r in found if r.code != "ZL000"]
-        names = [r.name for r in found]
-        dupes = {c for c in codes if codes.count(c) > 1} | {n for n in names if names.count(n) > 1}
-        if dupes:
-            raise RuntimeError(f"duplicate rule codes or names: {sorted(dupes)}")
-        _REGISTRY = sorted(found, key=lambda r: r.code)
-    return _REGISTRY
-
-
-_RULE_MODULE = re.compile(r"zl\d{3}_\w+")
-
-
-def _rule_modules(package) -> list[tuple[str, object]]:
-    """(name, module, or the exception its import raised) for every rule module, in name order.
-
-    Plain imports: Python's own .pyc cache makes them cheap, and nothing is written into the installed package at
-    run time (an earlier bundle cache in rules/__pycache__ did, and loaded code from it unchecked)."""
-    out: list[tuple[str, object]] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if not _RULE_MODULE.match(info.name):  # the package also holds the engine, the registry, cases, docs
-            continue
-        try:
-            out.append((info.name, importlib.import_module(f"{package.__name__}.{info.name}")))
-        except Exception as exc:  # a broken rule module must not take every other rule down
-            out.append((info.name, exc))
-    return out
-
-
-def _broken(module: str, exc: Exception) -> Rule:
-    """Stands in for a rule module that failed to import; running it yields an internal-error diagnostic."""
-    rule = Rule(code="ZL000", name=f"broken-{module.replace('_', '-').lower()}", severity="error",
-                summary=f"rule module {module} failed to import", evidence=f"{type(exc).__name__}: {exc}")
-
-    def check(view):
-        raise RuntimeError(f"rule module {module} failed to import: {type(exc).__name__}: {exc}")
-
-    rule.func = check
-    return rule
-
-
-def find_rule(code_or_name: str) -> Rule | None:
-    key = code_or_name.strip()
-    for r in all_rules():
-        if key.upper() == r.code or key.lower() == r.name or key in r.aliases or key.upper() in r.aliases:
-            return r
-    return None

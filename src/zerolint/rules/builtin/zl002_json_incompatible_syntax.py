@@ -1,0 +1,162 @@
+"""DeepSpeed reads a config file with hjson, which accepts comments, trailing commas, missing commas between
+members, unquoted keys, quoteless and single-quoted strings and a byte-order mark. The HF Trainer and Accelerate
+read the same file with Python's `json.load`, which rejects all of them, so a config that works with
+`deepspeed train.py --deepspeed ds.json` fails under `Trainer(args=TrainingArguments(deepspeed="ds.json"))`.
+
+For raw DeepSpeed this is a warning (the file works, but only for DeepSpeed, and editors and other tools
+reject it); for the HF Trainer and Accelerate it is an error, and the first one says where `json.load`
+stops.
+
+Fixes: deleting a trailing comma, inserting a missing comma, quoting an unquoted key or a quoteless,
+single-quoted or multiline string (with the value hjson reads), removing a byte-order mark and wrapping a
+brace-less root in `{ }` are safe (DeepSpeed reads the same values). Deleting a comment is unsafe: the comment
+is the author's note, and its text is lost."""
+
+import json
+import re
+
+from ...base import pointer as jp
+from ...model import edits
+from ...model.diagnostics import Edit
+from ...model.document import HJSON_ONLY
+from ..rule import Rule
+
+RULE = Rule(
+    code="ZL002",
+    name="json-incompatible-syntax",
+    severity="warning",
+    summary="Syntax DeepSpeed's hjson reader accepts but json.load (HF Trainer, Accelerate) rejects",
+    evidence="deepspeed/runtime/config.py:444 (hjson.load); https://github.com/bowang-lab/BioReason/issues/10",
+    fixable="safe",
+)
+
+WHAT = {
+    "comment": "a comment",
+    "trailing-comma": "a trailing comma",
+    "missing-comma": "a missing comma",
+    "unquoted-key": "an unquoted key",
+    "quoteless-string": "a quoteless string",
+    "single-quote-string": "a single-quoted string",
+    "multiline-string": "an hjson multiline string",
+    "root-braces-omitted": "a root object without braces",
+    "bom": "a UTF-8 byte-order mark",
+}
+
+
+@RULE.check
+def check(view):
+    doc = view.doc
+    if doc.hjson_error is not None:
+        return  # DeepSpeed cannot read it either: ZL001
+    fatal = not view.raw_deepspeed
+    json_stop = None
+    if doc.json_error is not None:
+        json_stop = doc.position(doc.json_error.offset)
+    first = True
+    for note in doc.notes:
+        if note.kind not in HJSON_ONLY:
+            continue
+        what = WHAT[note.kind]
+        if fatal:
+            message = f"{what}: {view.consumer} reads the config with json.load, which rejects this"
+            if first and json_stop is not None:
+                message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {doc.json_error.message})"
+        else:
+            message = (f"{what}: DeepSpeed's hjson reader accepts this, but json.load (HF Trainer, Accelerate) and "
+                       "JSON tools reject the file")
+        first = False
+        help = HELP.get(note.kind)
+        if note.kind == "missing-comma" and note.related:
+            line, col = doc.position(note.related[0])
+            help = f"insert ',' at {line}:{col}, after the previous value"
+        yield view.finding(note.pointer, message, span=(note.start, note.end), severity="error" if fatal else None,
+                           fails_at="parse" if fatal else None,
+                           help=help, fixes=edits.fixes(_fix(view, note)))
+
+
+def _fix(view, note):
+    """Safe where the rewrite keeps every value as hjson reads it; deleting a comment loses the author's note,
+    so that one is unsafe."""
+    doc, kind = view.doc, note.kind
+    text = doc.text
+    if kind == "trailing-comma":
+        return edits.make_fix("delete the trailing comma",
+                              edits.delete_span(doc, note.start, note.end, whole_line=False))
+    if kind == "missing-comma" and note.related:
+        before = doc.node(note.pointer)
+        if before is not None and before.quoteless:
+            return None  # a comma after a quoteless value would be part of it; quote the value first
+        return edits.make_fix("insert the missing comma", edits.insert_comma(doc, note.related[0]))
+    if kind == "unquoted-key":
+        key = text[note.start:note.end]
+        return edits.make_fix("quote the key", (Edit(note.start, note.end, json.dumps(key, ensure_ascii=False)),))
+    if kind == "bom":
+        return edits.make_fix("remove the byte-order mark", (Edit(note.start, note.end, ""),))
+    if kind == "comment":
+        return edits.make_fix("delete the comment (its text is lost)", edits.delete_span(doc, note.start, note.end),
+                              safe=False)
+    if kind == "root-braces-omitted":
+        root = doc.root
+        if root is None:
+            return None
+        nl = edits.newline(doc)
+        start = max(edits.line_start(text, root.start), 1 if text.startswith("\ufeff") else 0)
+        tail = "}" + nl if text.endswith(("\n", "\r")) else nl + "}"
+        return edits.make_fix("wrap the document in { }",
+                              (Edit(start, start, "{" + nl), Edit(len(text), len(text), tail)))
+    if kind in ("quoteless-string", "single-quote-string", "multiline-string"):
+        value = _hjson_string(doc, note)
+        if value is None:
+            return None
+        if kind == "quoteless-string" and any(value.find(m) > 0 for m in ("#", "//", "/*")):
+            return None  # the value swallowed a comment: ZL004 offers the fix that was meant
+        if kind == "quoteless-string" and value.endswith(","):
+            return None  # `"stage": ${STAGE},` — the comma was meant as JSON's; quoting it would keep it in the value
+        # A template placeholder (`${STAGE}`, `{{ stage }}`, `CONFIG_FP16_ENABLED`) is meant to be substituted with
+        # a number or a boolean: quoting it keeps hjson's reading but changes what the template produces.
+        placeholder = kind == "quoteless-string" and bool(_PLACEHOLDER.search(value))
+        return edits.make_fix("use a double-quoted JSON string",
+                              (Edit(note.start, note.end, json.dumps(value, ensure_ascii=False)),),
+                              safe=not placeholder)
+    return None
+
+
+_PLACEHOLDER = re.compile(r"\$\{|\{\{|%\(|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^<.*>$")
+
+
+def _hjson_string(doc, note):
+    """The string hjson reads at the note's span (computed by hjson itself), or None when unsure."""
+    import hjson
+
+    raw = doc.text[note.start:note.end]
+    if note.kind == "quoteless-string":
+        return raw.strip()
+    if note.kind == "single-quote-string":
+        try:
+            value = hjson.loads(raw)
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    # A multiline string's value depends on its column: ask hjson for the whole document and check it agrees.
+    node = next((n for n in doc.root.walk() if n.start == note.start), None) if doc.root is not None else None
+    if node is None:
+        return None
+    try:
+        data = hjson.loads(doc.text)
+        for token in jp.split(node.pointer):
+            data = data[int(token)] if isinstance(data, list) else data[token]
+    except Exception:
+        return None
+    return data if isinstance(data, str) and data == node.value else None
+
+
+HELP = {
+    "comment": "JSON has no comments: delete it, or move the note into a key such as \"_comment\"",
+    "trailing-comma": "delete the comma",
+    "unquoted-key": "put the key in double quotes",
+    "quoteless-string": "put the value in double quotes",
+    "single-quote-string": "use double quotes",
+    "multiline-string": "use a JSON string with \\n escapes",
+    "root-braces-omitted": "wrap the document in { }",
+    "bom": "save the file as UTF-8 without a byte-order mark",
+}

@@ -1,0 +1,60 @@
+"""A key that DeepSpeed knows, in a section where it does not belong. The classic case is a ZeRO key at the
+top level — `offload_optimizer`, `offload_param`, `stage`, `overlap_comm`, `reduce_bucket_size`,
+`stage3_*` — instead of inside `zero_optimization`: DeepSpeed reads the top level with `dict.get` and never
+looks at keys it does not expect (runtime/config.py:482-588), so the setting is silently dropped and, for
+offload, nothing is offloaded. Inside a strict section (ZeRO, fp16, bf16, monitors, ...) the same mistake is
+rejected at parse ("Extra inputs are not permitted"). A wrapper object whose keys belong one level up
+(`"monitor": {"tensorboard": ...}`) is reported the same way."""
+
+from ...base import pointer as jp
+from ...model import edits
+from ..rule import Rule
+
+RULE = Rule(
+    code="ZL101",
+    name="misplaced-key",
+    severity="error",
+    summary="A known key in the wrong section (e.g. offload_optimizer at the top level), so it has no effect",
+    evidence="deepspeed/runtime/config.py:482-588; deepspeed/runtime/config_utils.py:105-113; "
+             "reference probe: top-level offload_optimizer/stage/monitor silently ignored",
+    fixable="safe",
+)
+
+
+def _effect(view, key, home):
+    if key in ("offload_optimizer", "offload_param", "cpu_offload", "cpu_offload_param"):
+        return "nothing is offloaded"
+    if key == "stage":
+        return "ZeRO stays off"
+    return "the setting has no effect"
+
+
+@RULE.check
+def check(view):
+    for issue in view.issues("unknown-key"):
+        key, here = jp.last(issue.pointer), issue.section
+        home = view.home_of(issue.pointer)
+        where_here = view.path(here) if here else "the top level"
+        if home is not None:
+            where_home = f"inside {view.path(home)}" if home else "at the top level"
+            if issue.unknown == "rejected":
+                consequence = f"DeepSpeed rejects it in {view.path(here)} at parse (extra inputs are not permitted)"
+            else:
+                consequence = f"DeepSpeed ignores it at {where_here}: {_effect(view, key, home)}"
+            move = edits.make_fix(f"move {key} {where_home}", edits.move_member(view.doc, issue.pointer, home))
+            yield view.finding(issue.pointer, f"{key} belongs {where_home}; {consequence}",
+                               help=f"move \"{key}\" {where_home}", fixes=edits.fixes(move),
+                               fails_at="parse" if issue.unknown == "rejected" else None)
+            continue
+        node = issue.node
+        if node.kind == "object" and node.members:
+            known = set(view.schema.keys(here))
+            wrapped = [m.key for m in node.members if m.key in known]
+            if wrapped and len(wrapped) == len(node.members):
+                names = ", ".join(wrapped)
+                place = ("in " + view.path(here)) if here else "at the top level"
+                verb = "is" if len(wrapped) == 1 else "are"
+                yield view.finding(issue.pointer,
+                                   f"{key} wraps {names}, which belong directly {place}; "
+                                   f"DeepSpeed does not look inside {key}, so {names} {verb} ignored",
+                                   help=f"move {names} out of \"{key}\" and delete \"{key}\"")
