@@ -24,8 +24,8 @@ def wheel(tmp_path_factory) -> Path:
 def test_wheel_contains_engine_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     pkg = ROOT / "src" / "zerolint"
-    rule_files = {p.name for p in (pkg / "rules").glob("zl*.py")}
-    assert rule_files and all(f"zerolint/rules/{f}" in names for f in rule_files)
+    rule_files = {p.name for p in (pkg / "rules" / "builtin").glob("zl*.py")}
+    assert rule_files and all(f"zerolint/rules/builtin/{f}" in names for f in rule_files)
     schemas = list((pkg / "data" / "schemas").glob("deepspeed-*.json"))
     assert schemas and all(f"zerolint/data/schemas/{s.name}" in names for s in schemas)
     cases = list((pkg / "data" / "rule_cases").glob("ZL*.toml"))

@@ -127,3 +127,85 @@ def test_rule_loading_writes_no_bundle_into_the_installed_package(tmp_path):
     assert int(out) > 30
     extra = [n for n in os.listdir(cache) if not n.endswith(".pyc")] if os.path.isdir(cache) else []
     assert not extra, extra
+
+
+# -- no tricks in the library (issue 13 item 3) ------------------------------------------------------------------------
+
+def _python(code: str, *args: str, cwd, argv0: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    if argv0 is None:
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd, env=env)
+    script = cwd / argv0
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def test_importing_or_calling_the_cli_keeps_the_hosts_gc_thresholds(tmp_path):
+    """The GC tweak lives inside main(): `import zerolint.cli` changes nothing, and a host that calls main() in
+    process (a test, an IDE plugin) gets its thresholds back; while main() runs the CLI's thresholds hold."""
+    cfg = tmp_path / "ds.json"
+    cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
+    code = ("import gc, sys\ngc.set_threshold(700, 10, 10)\nimport zerolint.cli as cli\nprint(gc.get_threshold())\n"
+            "seen = []\n"
+            "orig = cli.check.callback\n"
+            "def spy(*a, **k):\n    seen.append(gc.get_threshold())\n    return orig(*a, **k)\n"
+            "cli.check.callback = spy\n"
+            "try:\n    cli.main(['check', '--quiet', sys.argv[1]])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+            "print(seen[0], gc.get_threshold())\n")
+    r = _python(code, str(cfg), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert (lines[0], lines[-2:]) == ("(700, 10, 10)", ["exit 0", "(20000, 20, 100) (700, 10, 10)"]), r.stdout
+
+
+LOUD = ("import sys\nclass Loud:\n    def __del__(self):\n        sys.stdout.write('teardown\\n')\n"
+        "        sys.stdout.flush()\nkeep = Loud()\nfrom zerolint.cli import main\nmain()\n")
+
+
+def test_the_zerolint_process_skips_teardown_and_a_host_does_not(tmp_path):
+    """os._exit (no interpreter teardown) only for the `zerolint` script itself, with the right exit code and the
+    output flushed; the same main() under another program name exits normally (its teardown runs)."""
+    cfg = tmp_path / "ds.json"
+    cfg.write_text('{"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true}}')
+    script = _python(LOUD, "check", "--no-color", str(cfg), cwd=tmp_path, argv0="zerolint")
+    host = _python(LOUD, "check", "--no-color", str(cfg), cwd=tmp_path, argv0="host.py")
+    assert (script.returncode, host.returncode) == (1, 1), script.stderr + host.stderr
+    assert "error ZL301" in script.stdout and "teardown" not in script.stdout
+    assert host.stdout == script.stdout + "teardown\n"
+
+
+def test_a_non_editable_install_is_not_written_to_by_running_it(tmp_path):
+    """pip install (not editable) into a folder; check (with a policy), --fix, rules, rule: afterwards the installed
+    package holds exactly the files it held before, byte for byte and with the same times."""
+    wheels = tmp_path / "wheel"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(wheels), str(ROOT)], check=True, capture_output=True)
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                    str(next(wheels.glob("zerolint-*.whl")))], check=True, capture_output=True)
+    pkg = site / "zerolint"
+
+    def listing() -> dict[str, tuple[int, int]]:
+        return {str(p.relative_to(pkg)): (p.stat().st_size, p.stat().st_mtime_ns) for p in pkg.rglob("*")}
+
+    before = listing()
+    assert any(k.startswith("rules/builtin/zl") for k in before)
+    work = tmp_path / "work"
+    (work / "policies").mkdir(parents=True)
+    (work / "policies" / "p.yaml").write_text('rules:\n  - id: ORG001\n    condition: "fp16.enabled == `true`"\n'
+                                              '    pointer: /fp16/enabled\n    message: "no fp16 ({value})"\n')
+    (work / ".zerolint.toml").write_text('extend-rules = ["policies/*.yaml"]\n')
+    (work / "ds.json").write_text('{"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true},\n'
+                                  ' "offload_optimizer": {"device": "cpu"}}\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPATH"] = str(site)
+    runs = [["check", "--format", "sarif", "ds.json"], ["check", "--fix", "ds.json"], ["rules"], ["rule", "ZL201"]]
+    codes = []
+    for args in runs:
+        r = subprocess.run([sys.executable, "-m", "zerolint", *args], cwd=work, env=env, capture_output=True,
+                           text=True)
+        codes.append(r.returncode)
+        if args[0] == "check" and "sarif" in args:
+            assert '"ORG001"' in r.stdout and "no fp16" in r.stdout, r.stdout + r.stderr
+    assert codes == [1, 1, 0, 0]
+    assert listing() == before
