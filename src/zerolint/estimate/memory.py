@@ -638,293 +638,396 @@ def _activation_parts(model: ModelSpec, plan: Plan, workload: Workload,
     return total, formula, tokens * body
 
 
+class _Parts:
+    """What every component's formula uses (P, L, T, N, Pn, the plan's byte widths, the offload devices), and the
+    list of components being built."""
+
+    def __init__(self, plan: Plan, model: ModelSpec, cluster: Cluster, workload: Workload, zero_init: bool,
+                 gpu_memory: int | None) -> None:
+        self.plan, self.model, self.workload = plan, model, workload
+        self.zero_init, self.gpu_memory = zero_init, gpu_memory
+        self.P = P = model.params
+        self.L = L = model.largest_layer or model.params
+        self.T = model.largest_tensor or L
+        self.N = N = cluster.world
+        self.Pn = Pn = -(-P // N)
+        self.d, self.a, self.c, self.m, self.o = plan.d, plan.a, plan.c, plan.m, plan.o
+        self.dn = "16-bit" if plan.mixed else "fp32"
+        self.stage = stage = plan.stage
+        self.notes: list[str] = []
+        self.out: list[Component] = []
+        self.off_opt = plan.offload_optimizer if stage >= 1 else "none"
+        self.off_par = plan.offload_param if stage == 3 else "none"
+        self.states_name = f"optimizer states ({plan.optimizer_desc.split(':')[0]})"
+        self.states_f = f"{plan.optimizer_desc}: {plan.o} B x " + ("P" if stage == 0 else f"Pn ({_f(Pn)})")
+        self.torch_temp = plan.torch_adam or plan.optimizer not in ("adam", "adamw", "lamb", "lion", "adagrad")
+        # Backward fills the reduce bucket from the output end and reduces it when the next gradient does not fit
+        # (stage_1_and_2.py:1422, stage3.py reduce_independent_p_g_buckets_and_remove_grads). With more gradient
+        # elements than reduce_bucket_size the first reduction runs mid-backward ("bwd: bucket reduced"), when a
+        # fraction rbs/P of the gradients has been produced; otherwise the only reduction is at the end of backward.
+        self.mid_bwd = stage >= 1 and P > plan.reduce_bucket_size
+        self.done = min(1.0, plan.reduce_bucket_size / P) if P else 1.0
+        self.red_moments = (BWD, RED) if self.mid_bwd else (RED,)
+        # stage 3: one sub-group, parameters that stay gathered (set by _persistent_numel), gathering that aliases
+        self.S = min(plan.sub_group_size, Pn)
+        self.persist_numel = 0
+        self.alias = N == 1 and self.off_par == "none"
+
+    @property
+    def P_np(self) -> int:
+        """Stage 3: the parameters that are not persistent (gathered and released as the model runs)."""
+        return max(0, self.P - self.persist_numel)
+
+    def add(self, name, nbytes, where, formula, moments=TRAIN, model_state=False, key=""):
+        self.out.append(Component(name, int(nbytes), where, formula, tuple(moments), model_state, False, key or name))
+
+
 def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Workload,
                      zero_init: bool = False, gpu_memory: int | None = None) -> tuple[list[Component], bool, list[str]]:
-    P = model.params
-    L = model.largest_layer or model.params
-    T = model.largest_tensor or L
-    N = cluster.world
-    Pn = -(-P // N)
-    d, a, c, m, o = plan.d, plan.a, plan.c, plan.m, plan.o
-    dn = "16-bit" if plan.mixed else "fp32"
-    stage = plan.stage
-    notes: list[str] = []
-    out: list[Component] = []
-
-    def add(name, nbytes, where, formula, moments=TRAIN, model_state=False, key=""):
-        out.append(Component(name, int(nbytes), where, formula, tuple(moments), model_state, False, key or name))
-
-    off_opt = plan.offload_optimizer if stage >= 1 else "none"
-    off_par = plan.offload_param if stage == 3 else "none"
-    states_name = f"optimizer states ({plan.optimizer_desc.split(':')[0]})"
-    states_f = f"{plan.optimizer_desc}: {o} B x " + ("P" if stage == 0 else f"Pn ({_f(Pn)})")
-    torch_temp = plan.torch_adam or plan.optimizer not in ("adam", "adamw", "lamb", "lion", "adagrad")
-    # Backward fills the reduce bucket from the output end and reduces it when the next gradient does not fit
-    # (stage_1_and_2.py:1422, stage3.py reduce_independent_p_g_buckets_and_remove_grads). With more gradient
-    # elements than reduce_bucket_size the first reduction runs mid-backward ("bwd: bucket reduced"), when a
-    # fraction rbs/P of the gradients has been produced; otherwise the only reduction is at the end of backward.
-    mid_bwd = stage >= 1 and P > plan.reduce_bucket_size
-    done = min(1.0, plan.reduce_bucket_size / P) if P else 1.0
-    red_moments = (BWD, RED) if mid_bwd else (RED,)
-
-    # ---- stage 0: no ZeRO -------------------------------------------------------------------------------------
-    if stage == 0:
-        add(f"{dn} parameters", d * P, "gpu", f"{d} B x P ({_f(P)}); engine moves the model to the GPU",
-            ALWAYS, True, "params")
-        if plan.mixed:
-            add("fp32 master parameters", 4 * P, "gpu", "4 B x P (FP16_Optimizer/BF16_Optimizer flat fp32 copy)",
-                ALWAYS, True, "master")
-        add(states_name, o * P, "gpu", states_f.replace("Pn", "P"), TRAIN, True, "optimizer")
-        add(f"{dn} gradients", d * P, "gpu", f"{d} B x P (param.grad, full)", (RED, CONV, UPD), True, "grads")
-        if plan.mixed:
-            add("fp32 gradients", 4 * P, "gpu", "4 B x P (flat fp32 grads for the step)", (CONV, UPD), True,
-                "fp32_grads")
-            add("flattened gradient copy", d * P, "gpu", f"{d} B x P (flatten before .to(fp32))", (CONV,), False,
-                "flat_copy")
-        if N > 1:
-            n = min(ENGINE_ALLREDUCE_BUCKET, P)
-            add("allreduce staging (engine)", d * n, "gpu",
-                f"{d} B x min(5e8, P) (engine.py allreduce_gradients, MEMORY_OPT_ALLREDUCE_SIZE)", (RED,), False,
-                "bucket")
-        if torch_temp:
-            add("optimizer step temporaries", 4 * P, "gpu", "4 B x P (torch optimizer: foreach sqrt/denominator)",
-                (UPD,), False, "opt_temp")
-
-    # ---- stage 1 and 2 ----------------------------------------------------------------------------------------
-    elif stage in (1, 2):
-        bf16_opt = (stage == 1 and plan.precision == "bf16" and plan.a == 4 and off_opt == "none")
-        add(f"{dn} parameters", d * P, "gpu", f"{d} B x P ({_f(P)}), not partitioned below stage 3", ALWAYS, True,
-            "params")
-        master_where = "gpu" if off_opt == "none" else "host"
-        pin = plan.pin_optimizer and master_where == "host"
-        mb = _pinned(m * Pn, pin)
-        add("fp32 master parameters" if m == 4 else "16-bit master parameters", mb, master_where,
-            f"{m} B x Pn ({_f(Pn)})" + (" pinned, rounded up to a power of two by torch's CachingHostAllocator"
-                                        if pin else "") + " (stage_1_and_2.py single_partition_of_fp32_groups)",
-            ALWAYS, True, "master")
-        add(states_name, o * Pn, master_where, states_f + ", created at the first step", TRAIN, True, "optimizer")
-        # initialize flattens the 16-bit group on the GPU when the GPU has room for a second copy, else on the CPU
-        # (stage_1_and_2.py:449-509, flatten_on_accelerator); then it clones the master partition from the flat group
-        # on the GPU before moving/converting it (:560). The flat copy never makes a job fail: without room DeepSpeed
-        # flattens on the CPU, so it is counted only when no GPU size is given or the GPU has room for both copies
-        # with the margin (so that this transient alone never turns the verdict).
-        master_gpu = mb if master_where == "gpu" else 0
-        frac = GPU_ALLOCATOR_FRACTION_OFFLOAD if off_opt != "none" else GPU_ALLOCATOR_FRACTION
-        room = gpu_memory is None or gpu_memory >= CUDA_CONTEXT_BYTES + (1 + frac) * 2 * d * P
-        clone_f = f"{d} B x Pn: the master partition is cloned from the flat group on the GPU (stage_1_and_2.py:560)"
-        if room:
-            add(f"{dn} copies at initialize", max(d * P - master_gpu, d * Pn), "gpu",
-                f"max({d} B x P - master on the GPU, {d} B x Pn): initialize flattens the {dn} group on the GPU when "
-                "it has room, so the parameters and the flat copy coexist (stage_1_and_2.py:449-509, "
-                f"flatten_on_accelerator; on the CPU otherwise); then {clone_f}", (INIT,), False, "init_copy")
-        else:
-            add(f"{dn} copies at initialize", d * Pn, "gpu",
-                f"{clone_f}; no room for a second {dn} copy of the model on this GPU, so DeepSpeed flattens on the "
-                "CPU (stage_1_and_2.py:449-463)", (INIT,), False, "init_copy")
-        if bf16_opt:
-            add("fp32 gradient accumulation buffer", 4 * P, "gpu",
-                "4 B x P (ZeRO-1 + bf16 + fp32 grad_accum_dtype runs BF16_Optimizer: fp32_groups_gradients_flat, "
-                "bf16_optimizer.py:191)", ALWAYS, True, "fp32_grads")
-            add(f"{dn} gradients", d * P, "gpu", f"{d} B x P (param.grad before accumulation)", (FWD, RED), False,
-                "grads")
-        else:
-            if stage == 1:
-                add(f"{dn} gradients (full, until reduced)", d * P, "gpu",
-                    f"{d} B x P: ZeRO-1 keeps every gradient until the end of backward", (RED,), True, "grads")
-            if plan.contiguous_gradients:
-                bdt = a if (stage == 1 and a != d) else d
-                k = 2 if plan.overlap else 1
-                add("reduce bucket" + (" x2 (overlap_comm)" if k == 2 else ""),
-                    k * bdt * plan.reduce_bucket_size, "gpu",
-                    f"{k} x reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {bdt} B "
-                    "(stage_1_and_2.py:3266-3277 setup_buckets at the first gradient, released at the end of "
-                    "backward, :1061; a second buffer with overlap_comm)", (FWD, BWD, RED), False, "bucket")
-            if off_opt == "none":
-                grad_moments = (*red_moments, CONV) if stage == 2 else (RED, CONV)
-                add(f"{dn} gradient partition", d * Pn, "gpu",
-                    f"{d} B x Pn (grads_in_partition, stage_1_and_2.py:2192: allocated by the first bucket "
-                    "reduction" + (", mid-backward)" if mid_bwd and stage == 2 else ", at the end of backward)"),
-                    grad_moments, True, "grad_partition")
-                if plan.mixed:
-                    add("flattened gradient copy", d * Pn, "gpu", f"{d} B x Pn (flatten before .to(fp32) in step)",
-                        (CONV,), False, "flat_copy")
-                add("fp32 gradient partition", m * Pn, "gpu", f"{m} B x Pn (single_grad_partition in step)",
-                    (CONV, UPD), True, "fp32_grads")
-                if torch_temp:
-                    add("optimizer step temporaries", 4 * Pn, "gpu",
-                        "4 B x Pn (torch optimizer: foreach sqrt/denominator)", (UPD,), False, "opt_temp")
-            else:
-                add("offload gradient staging", d * T, "gpu",
-                    f"{d} B x largest tensor ({_f(T)}) (temp_grad_buffer_for_gpu_offload, stage_1_and_2.py:659)",
-                    TRAIN, False, "offload_staging")
-                tn = min(T, Pn)
-                add("offload reduction temporaries", 8 * tn, "gpu",
-                    f"8 B x min(largest tensor, Pn) ({_f(tn)}): each reduced gradient's norm is taken on an fp64 "
-                    "copy (stage_1_and_2.py:1886, get_norm_dtype() is fp64), then an fp32 copy goes to the pinned "
-                    f"host partition (:1900, {m} B x n, after the fp64 one is freed)", red_moments, False,
-                    "offload_temp")
-                add("fp32 gradient partition", _pinned(m * Pn, plan.pin_optimizer), "host",
-                    f"{m} B x Pn" + (" pinned (power of two)" if plan.pin_optimizer else "")
-                    + " (stage_1_and_2.py:937 initialize_optimizer_states)", ALWAYS, True, "fp32_grads")
-                add(f"{dn} partition staging copy", _pinned(d * Pn, plan.pin_optimizer), "host",
-                    f"{d} B x Pn" + (" pinned (power of two)" if plan.pin_optimizer else "")
-                    + " (param_buffer_of_bit16_for_cpu_offload_groups, stage_1_and_2.py:566)", ALWAYS, False,
-                    "bit16_staging")
-                add("offload gradient staging (host)", _pinned(d * T, plan.pin_optimizer), "host",
-                    f"{d} B x largest tensor (temp_grad_buffer_for_cpu_offload, stage_1_and_2.py:653)", TRAIN, False,
-                    "offload_staging_host")
-                if plan.torch_adam:
-                    add("optimizer step temporaries", 8 * Pn, "host",
-                        "8 B x Pn (torch Adam on the CPU: sqrt and denominator of the flat partition)", (UPD,),
-                        False, "opt_temp")
-        add("allgather of updated parameters", 0, "gpu",
-            "0: all_gather_into_tensor writes into the flat 16-bit buffer in place (runtime/utils.py:1021); "
-            f"allgather_bucket_size ({_f(plan.allgather_bucket_size)}) only shards the legacy fallback",
-            (UPD,), False, "allgather")
-
-    # ---- stage 3 ------------------------------------------------------------------------------------------------
+    """Every component of one rank's memory (GPU, host, NVMe) at each moment, in report order; whether the
+    activations are known; notes on what had to be assumed. One function per group of components below."""
+    b = _Parts(plan, model, cluster, workload, zero_init, gpu_memory)
+    if b.stage == 0:
+        _zero0(b)
+    elif b.stage in (1, 2):
+        _zero12_weights(b)
+        _zero12_gradients(b)
     else:
-        S = min(plan.sub_group_size, Pn)
-        persist_numel = model.persistent_numel(plan.param_persistence_threshold)
-        if persist_numel is None:
-            persist_numel = 0
-            notes.append("persistent parameters (tensors below stage3_param_persistence_threshold) unknown without "
-                         "--model or a model shape; counted as 0")
-        persist_numel = min(persist_numel, plan.model_persistence_threshold)
-        P_np = max(0, P - persist_numel)
-        if off_par == "none":
-            add(f"{dn} parameter partition", d * Pn, "gpu", f"{d} B x Pn ({_f(Pn)}) (lp_param_buffer)", ALWAYS, True,
-                "params")
-        else:
-            pin = plan.pin_param
-            in_cpu = Pn if off_par == "cpu" else min(Pn, plan.max_in_cpu)
-            add(f"{dn} parameter partition", _pinned(d * in_cpu, pin), "host",
-                f"{d} B x " + ("Pn" if off_par == "cpu" else f"min(Pn, max_in_cpu {_f(plan.max_in_cpu)})")
-                + (" pinned (power of two)" if pin else "") + " (stage3.py:906 param_groups_fp16_flat_cpu_memory)",
-                ALWAYS, True, "params")
-            if pin and off_par == "cpu":
-                if model.tensor_numels is not None:
-                    first = sum(pow2ceil(d * -(-n // N)) for n in model.tensor_numels)
-                    how = "sum over tensors of pow2(D x numel/N)"
-                else:
-                    first = int(1.4 * d * Pn)
-                    how = "~1.4 x D x Pn (power-of-two rounding of each tensor, tensor sizes unknown)"
-                add("pinned per-tensor partitions (cached)", first, "host",
-                    f"{how}: partition_parameters.py:1843 pins each partition as it is created; the pinned pool keeps "
-                    "the blocks after they move into the flat buffer", ALWAYS, False, "pinned_pool")
-            if off_par == "nvme":
-                add("parameter swap buffers", plan.param_buffer_count * plan.param_buffer_size * d, "host",
-                    f"offload_param.buffer_count ({plan.param_buffer_count}) x buffer_size "
-                    f"({_f(plan.param_buffer_size)}) x {d} B, page-locked (partitioned_param_swapper.py:124)",
-                    ALWAYS, False, "param_swap")
-                if Pn > in_cpu:
-                    add(f"{dn} parameters on NVMe", d * (Pn - in_cpu), "nvme", f"{d} B x (Pn - max_in_cpu)",
-                        ALWAYS, False, "params_nvme")
-        live_cap = max(plan.max_live_parameters, plan.max_reuse_distance, L)
-        gathered = min(P_np, live_cap)
-        alias = N == 1 and off_par == "none"
-        add("gathered parameters", 0 if alias else d * gathered, "gpu",
-            "0: with one rank the partition is the whole parameter and gathering aliases it "
-            "(partition_parameters.py _no_gather_coalesced)" if alias else
-            f"{d} B x min(P non-persistent {_f(P_np)}, max(stage3_max_live_parameters "
-            f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})): "
-            "once the trace is recorded (step 2 on) the coordinator prefetches until stage3_max_live_parameters are "
-            "gathered (partitioned_param_coordinator.py:452) and keeps what is reused within "
-            "stage3_max_reuse_distance (:634); with offload_param the gathered copies are on the GPU even with one "
-            "rank", (FWD,), False, "gathered")
-        prefetch = 0 if alias else min(plan.prefetch_bucket_size, max(0, P_np - gathered))
-        add("prefetch in flight", d * prefetch, "gpu",
-            "0: with one rank and the partition on the GPU there is nothing to fetch" if alias else
-            f"{d} B x min(stage3_prefetch_bucket_size {_f(plan.prefetch_bucket_size)}, parameters beyond the live "
-            "budget)", (FWD,), False, "prefetch")
-        if mid_bwd:
-            still = min(gathered + prefetch, math.ceil((1 - done) * P_np))
-            add("gathered parameters still needed", 0 if alias else d * still, "gpu",
-                "0: aliased with one rank" if alias else
-                f"{d} B x min(gathered + prefetch, (1 - rbs/P) x P non-persistent) = {_f(still)}: in backward the "
-                "coordinator releases each module after its last use and prefetches only what the rest of backward "
-                "needs (part of the gathered parameters above)", (BWD,), False, "gathered_bwd")
-        add("persistent parameters", d * persist_numel, "gpu",
-            f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
-            f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
-        grad_where = "gpu" if off_opt == "none" else "host"
-        pin = grad_where == "host" and plan.pin_optimizer
-        add(f"gradient partition ({'fp32' if a == 4 else '16-bit'})", _pinned(a * Pn, pin), grad_where,
-            f"{a} B x Pn" + (" pinned (power of two)" if pin else "")
-            + " (grad_partitions_flat_buffer, stage3.py:791, allocated at initialize)", ALWAYS, True,
-            "grad_partition")
-        if plan.contiguous_gradients:
-            add("reduce bucket", c * plan.reduce_bucket_size, "gpu",
-                f"reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {c} B, one buffer even with overlap_comm "
-                "(stage3.py:782)", ALWAYS, False, "bucket")
-        add("reduce-scatter staging", c * min(plan.reduce_bucket_size, P), "gpu",
-            f"{c} B x min(reduce_bucket_size, P): torch.cat of the bucket's gradients when it is reduced "
-            "(comm/coalesced_collectives.py:122, also with one rank), alive while the bucket is reduced: "
-            + ("mid-backward and at the end" if mid_bwd else "only at the end of backward (P <= reduce_bucket_size), "
-               "after the activations and gathered parameters are freed"), red_moments, False, "rs_staging")
-        add("gathered parameters (module being reduced)", 0 if alias else d * min(L, P_np), "gpu",
-            f"{d} B x L: at the end of backward the coordinator has released everything but modules whose "
-            "post-backward hook has not fired (an embedding's input needs no gradient: released after the "
-            "reduction, release_backward_leftovers)", (RED,), False, "gathered")
-        if off_opt != "none":
-            tn = -(-T // N)
-            tmp = a * tn + max(8 * min(tn, 250_000_000), m * tn)
-            held = m * -(-min(plan.reduce_bucket_size, P) // N) if off_opt == "nvme" else 0
-            add("offload reduction temporaries", tmp + held, "gpu",
-                f"{a} B x n + max(8 B x n, {m} B x n), n = the largest tensor's partition ({_f(tn)}): at the "
-                "boundary partition_grads copies each reduced partition from the pinned host buffer back to the GPU "
-                "(stage3.py:2028), takes its norm on an fp64 copy (_constant_buffered_norm2, :1960, fp64 by "
-                "get_norm_dtype) and copies an fp32 version to the host (:1457)"
-                + (f"; NVMe: the fp32 partitions of a bucket are held until swapped out (:1453), {m} B x "
-                   "min(rbs, P)/N" if held else ""), red_moments, False, "offload_temp")
-        # master weights and optimizer states
-        if off_opt == "none":
-            if plan.mixed or m != 4:
-                add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "gpu",
-                    f"{m} B x Pn (fp32_partitioned_groups_flat, stage3.py:1170)", ALWAYS, True, "master")
-            else:
-                add("fp32 master parameters", 0, "gpu", "0: fp32 training updates the partition in place "
-                    "(stage3.py:1162)", ALWAYS, True, "master")
-            add(states_name, o * Pn, "gpu", states_f + ", created at the first step", TRAIN, True, "optimizer")
-            add("fp32 gradient (per sub-group)", m * S, "gpu",
-                f"{m} B x min(sub_group_size {_f(plan.sub_group_size)}, Pn) (_prepare_fp32_grad_for_sub_group)",
-                (CONV, UPD), True, "fp32_grads")
-            add("flattened gradient copy", a * S, "gpu", f"{a} B x min(sub_group_size, Pn) (flatten before .to(fp32))",
-                (CONV,), False, "flat_copy")
-            if torch_temp:
-                add("optimizer step temporaries", 4 * S, "gpu", "4 B x min(sub_group_size, Pn) (torch optimizer: "
-                    "foreach sqrt/denominator)", (UPD,), False, "opt_temp")
-        elif off_opt == "cpu":
-            add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "host",
-                f"{m} B x Pn (fp32_partitioned_groups_flat on the CPU, stage3.py:1158)", ALWAYS, True, "master")
-            add(states_name, o * Pn, "host", states_f + ", created at the first step", TRAIN, True, "optimizer")
-            k, rem = divmod(Pn, S)
-            fp32g = k * _pinned(m * S, plan.pin_optimizer) + (_pinned(m * rem, plan.pin_optimizer) if rem else 0)
-            add("fp32 gradient partition", fp32g, "host",
-                f"{m} B x Pn in sub-groups of {_f(S)}" + (" pinned (power of two each)" if plan.pin_optimizer else "")
-                + " (stage3.py:1338 subgroup_gradient_buffer)", ALWAYS, True, "fp32_grads")
-            if plan.torch_adam:
-                add("optimizer step temporaries", 8 * S, "host",
-                    "8 B x min(sub_group_size, Pn) (torch Adam on the CPU)", (UPD,), False, "opt_temp")
-        else:  # nvme
-            add("optimizer swap buffers", plan.opt_buffer_count * S * m, "host",
-                f"offload_optimizer.buffer_count ({plan.opt_buffer_count}) x min(sub_group_size, Pn) x {m} B, "
-                "page-locked (swap_tensor/optimizer_utils.py:187)", ALWAYS, False, "opt_swap")
-            add(f"master, {states_name.split(' (')[0]} and fp32 grads on NVMe", (m + o + m) * Pn, "nvme",
-                f"({m} + {o} + {m}) B x Pn", ALWAYS, True, "optimizer")
-            add("fp32 sub-group in flight", (m + o + m) * S, "host",
-                "(master + states + grad) x one sub-group swapped in for its step", (CONV, UPD), False, "opt_swapin")
-        if not zero_init:
-            add(f"whole {dn} model at initialize", d * P, "gpu",
-                f"{d} B x P: without deepspeed.zero.Init the engine moves the whole model to the GPU before "
-                "partitioning (engine.py:2094)", (INIT,), False, "init_model")
+        b.persist_numel = _persistent_numel(b)
+        for part in (_zero3_params, _zero3_gathered, _zero3_gradients, _zero3_optimizer, _zero3_init_model):
+            part(b)
+    _grad_in_flight(b)
+    act_known = _activations(b)
+    _host_model(b)
+    return b.out, act_known, b.notes
 
-    # ---- the gradient autograd hands to DeepSpeed's hook, before it is copied into a bucket / partition ---------
+
+def _zero0(b: _Parts) -> None:
+    """Stage 0 (no ZeRO): everything is whole on every GPU."""
+    add, plan = b.add, b.plan
+    P, N, d, dn, torch_temp = b.P, b.N, b.d, b.dn, b.torch_temp
+    states_name, states_f, o = b.states_name, b.states_f, b.o
+    add(f"{dn} parameters", d * P, "gpu", f"{d} B x P ({_f(P)}); engine moves the model to the GPU",
+        ALWAYS, True, "params")
+    if plan.mixed:
+        add("fp32 master parameters", 4 * P, "gpu", "4 B x P (FP16_Optimizer/BF16_Optimizer flat fp32 copy)",
+            ALWAYS, True, "master")
+    add(states_name, o * P, "gpu", states_f.replace("Pn", "P"), TRAIN, True, "optimizer")
+    add(f"{dn} gradients", d * P, "gpu", f"{d} B x P (param.grad, full)", (RED, CONV, UPD), True, "grads")
+    if plan.mixed:
+        add("fp32 gradients", 4 * P, "gpu", "4 B x P (flat fp32 grads for the step)", (CONV, UPD), True,
+            "fp32_grads")
+        add("flattened gradient copy", d * P, "gpu", f"{d} B x P (flatten before .to(fp32))", (CONV,), False,
+            "flat_copy")
+    if N > 1:
+        n = min(ENGINE_ALLREDUCE_BUCKET, P)
+        add("allreduce staging (engine)", d * n, "gpu",
+            f"{d} B x min(5e8, P) (engine.py allreduce_gradients, MEMORY_OPT_ALLREDUCE_SIZE)", (RED,), False,
+            "bucket")
+    if torch_temp:
+        add("optimizer step temporaries", 4 * P, "gpu", "4 B x P (torch optimizer: foreach sqrt/denominator)",
+            (UPD,), False, "opt_temp")
+
+
+def _zero12_weights(b: _Parts) -> None:
+    """Stage 1/2: the 16-bit parameters (not partitioned), the master partition, the optimizer states, and the
+    copies initialize makes."""
+    add, plan = b.add, b.plan
+    P, Pn, d, m, o, dn, off_opt, gpu_memory = b.P, b.Pn, b.d, b.m, b.o, b.dn, b.off_opt, b.gpu_memory
+    states_name, states_f = b.states_name, b.states_f
+    add(f"{dn} parameters", d * P, "gpu", f"{d} B x P ({_f(P)}), not partitioned below stage 3", ALWAYS, True,
+        "params")
+    master_where = "gpu" if off_opt == "none" else "host"
+    pin = plan.pin_optimizer and master_where == "host"
+    mb = _pinned(m * Pn, pin)
+    add("fp32 master parameters" if m == 4 else "16-bit master parameters", mb, master_where,
+        f"{m} B x Pn ({_f(Pn)})" + (" pinned, rounded up to a power of two by torch's CachingHostAllocator"
+                                    if pin else "") + " (stage_1_and_2.py single_partition_of_fp32_groups)",
+        ALWAYS, True, "master")
+    add(states_name, o * Pn, master_where, states_f + ", created at the first step", TRAIN, True, "optimizer")
+    # initialize flattens the 16-bit group on the GPU when the GPU has room for a second copy, else on the CPU
+    # (stage_1_and_2.py:449-509, flatten_on_accelerator); then it clones the master partition from the flat group
+    # on the GPU before moving/converting it (:560). The flat copy never makes a job fail: without room DeepSpeed
+    # flattens on the CPU, so it is counted only when no GPU size is given or the GPU has room for both copies
+    # with the margin (so that this transient alone never turns the verdict).
+    master_gpu = mb if master_where == "gpu" else 0
+    frac = GPU_ALLOCATOR_FRACTION_OFFLOAD if off_opt != "none" else GPU_ALLOCATOR_FRACTION
+    room = gpu_memory is None or gpu_memory >= CUDA_CONTEXT_BYTES + (1 + frac) * 2 * d * P
+    clone_f = f"{d} B x Pn: the master partition is cloned from the flat group on the GPU (stage_1_and_2.py:560)"
+    if room:
+        add(f"{dn} copies at initialize", max(d * P - master_gpu, d * Pn), "gpu",
+            f"max({d} B x P - master on the GPU, {d} B x Pn): initialize flattens the {dn} group on the GPU when "
+            "it has room, so the parameters and the flat copy coexist (stage_1_and_2.py:449-509, "
+            f"flatten_on_accelerator; on the CPU otherwise); then {clone_f}", (INIT,), False, "init_copy")
+    else:
+        add(f"{dn} copies at initialize", d * Pn, "gpu",
+            f"{clone_f}; no room for a second {dn} copy of the model on this GPU, so DeepSpeed flattens on the "
+            "CPU (stage_1_and_2.py:449-463)", (INIT,), False, "init_copy")
+
+
+def _zero12_gradients(b: _Parts) -> None:
+    """Stage 1/2: gradients, reduce buckets and the gradient partition (on the GPU or offloaded), then the
+    allgather of the updated parameters."""
+    add, plan = b.add, b.plan
+    P, stage, a, d, dn, off_opt = b.P, b.stage, b.a, b.d, b.dn, b.off_opt
+    bf16_opt = (stage == 1 and plan.precision == "bf16" and plan.a == 4 and off_opt == "none")
+    if bf16_opt:
+        add("fp32 gradient accumulation buffer", 4 * P, "gpu",
+            "4 B x P (ZeRO-1 + bf16 + fp32 grad_accum_dtype runs BF16_Optimizer: fp32_groups_gradients_flat, "
+            "bf16_optimizer.py:191)", ALWAYS, True, "fp32_grads")
+        add(f"{dn} gradients", d * P, "gpu", f"{d} B x P (param.grad before accumulation)", (FWD, RED), False,
+            "grads")
+    else:
+        if stage == 1:
+            add(f"{dn} gradients (full, until reduced)", d * P, "gpu",
+                f"{d} B x P: ZeRO-1 keeps every gradient until the end of backward", (RED,), True, "grads")
+        if plan.contiguous_gradients:
+            bdt = a if (stage == 1 and a != d) else d
+            k = 2 if plan.overlap else 1
+            add("reduce bucket" + (" x2 (overlap_comm)" if k == 2 else ""),
+                k * bdt * plan.reduce_bucket_size, "gpu",
+                f"{k} x reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {bdt} B "
+                "(stage_1_and_2.py:3266-3277 setup_buckets at the first gradient, released at the end of "
+                "backward, :1061; a second buffer with overlap_comm)", (FWD, BWD, RED), False, "bucket")
+        if off_opt == "none":
+            _zero12_grad_partition(b)
+        else:
+            _zero12_grad_offload(b)
+    add("allgather of updated parameters", 0, "gpu",
+        "0: all_gather_into_tensor writes into the flat 16-bit buffer in place (runtime/utils.py:1021); "
+        f"allgather_bucket_size ({_f(plan.allgather_bucket_size)}) only shards the legacy fallback",
+        (UPD,), False, "allgather")
+
+
+def _zero12_grad_partition(b: _Parts) -> None:
+    """Stage 1/2 without optimizer offload: the gradient partition and the fp32 copy the step uses."""
+    add, plan = b.add, b.plan
+    Pn, d, m, dn, stage, torch_temp, mid_bwd, red_moments = (b.Pn, b.d, b.m, b.dn, b.stage, b.torch_temp, b.mid_bwd,
+                                                              b.red_moments)
+    grad_moments = (*red_moments, CONV) if stage == 2 else (RED, CONV)
+    add(f"{dn} gradient partition", d * Pn, "gpu",
+        f"{d} B x Pn (grads_in_partition, stage_1_and_2.py:2192: allocated by the first bucket "
+        "reduction" + (", mid-backward)" if mid_bwd and stage == 2 else ", at the end of backward)"),
+        grad_moments, True, "grad_partition")
+    if plan.mixed:
+        add("flattened gradient copy", d * Pn, "gpu", f"{d} B x Pn (flatten before .to(fp32) in step)",
+            (CONV,), False, "flat_copy")
+    add("fp32 gradient partition", m * Pn, "gpu", f"{m} B x Pn (single_grad_partition in step)",
+        (CONV, UPD), True, "fp32_grads")
+    if torch_temp:
+        add("optimizer step temporaries", 4 * Pn, "gpu",
+            "4 B x Pn (torch optimizer: foreach sqrt/denominator)", (UPD,), False, "opt_temp")
+
+
+def _zero12_grad_offload(b: _Parts) -> None:
+    """Stage 1/2 with optimizer offload: GPU staging and the pinned host buffers."""
+    add, plan = b.add, b.plan
+    Pn, T, d, m, dn, red_moments = b.Pn, b.T, b.d, b.m, b.dn, b.red_moments
+    add("offload gradient staging", d * T, "gpu",
+        f"{d} B x largest tensor ({_f(T)}) (temp_grad_buffer_for_gpu_offload, stage_1_and_2.py:659)",
+        TRAIN, False, "offload_staging")
+    tn = min(T, Pn)
+    add("offload reduction temporaries", 8 * tn, "gpu",
+        f"8 B x min(largest tensor, Pn) ({_f(tn)}): each reduced gradient's norm is taken on an fp64 "
+        "copy (stage_1_and_2.py:1886, get_norm_dtype() is fp64), then an fp32 copy goes to the pinned "
+        f"host partition (:1900, {m} B x n, after the fp64 one is freed)", red_moments, False,
+        "offload_temp")
+    add("fp32 gradient partition", _pinned(m * Pn, plan.pin_optimizer), "host",
+        f"{m} B x Pn" + (" pinned (power of two)" if plan.pin_optimizer else "")
+        + " (stage_1_and_2.py:937 initialize_optimizer_states)", ALWAYS, True, "fp32_grads")
+    add(f"{dn} partition staging copy", _pinned(d * Pn, plan.pin_optimizer), "host",
+        f"{d} B x Pn" + (" pinned (power of two)" if plan.pin_optimizer else "")
+        + " (param_buffer_of_bit16_for_cpu_offload_groups, stage_1_and_2.py:566)", ALWAYS, False,
+        "bit16_staging")
+    add("offload gradient staging (host)", _pinned(d * T, plan.pin_optimizer), "host",
+        f"{d} B x largest tensor (temp_grad_buffer_for_cpu_offload, stage_1_and_2.py:653)", TRAIN, False,
+        "offload_staging_host")
+    if plan.torch_adam:
+        add("optimizer step temporaries", 8 * Pn, "host",
+            "8 B x Pn (torch Adam on the CPU: sqrt and denominator of the flat partition)", (UPD,),
+            False, "opt_temp")
+
+
+def _persistent_numel(b: _Parts) -> int:
+    """Stage 3: the parameters that stay gathered (tensors below stage3_param_persistence_threshold)."""
+    plan, model, notes = b.plan, b.model, b.notes
+    persist_numel = model.persistent_numel(plan.param_persistence_threshold)
+    if persist_numel is None:
+        persist_numel = 0
+        notes.append("persistent parameters (tensors below stage3_param_persistence_threshold) unknown without "
+                     "--model or a model shape; counted as 0")
+    persist_numel = min(persist_numel, plan.model_persistence_threshold)
+    return persist_numel
+
+
+def _zero3_params(b: _Parts) -> None:
+    """Stage 3: the parameter partition, on the GPU or offloaded (pinned pool, NVMe swap buffers)."""
+    add, plan = b.add, b.plan
+    model, N, Pn, d, dn, off_par = b.model, b.N, b.Pn, b.d, b.dn, b.off_par
+    if off_par == "none":
+        add(f"{dn} parameter partition", d * Pn, "gpu", f"{d} B x Pn ({_f(Pn)}) (lp_param_buffer)", ALWAYS, True,
+            "params")
+    else:
+        pin = plan.pin_param
+        in_cpu = Pn if off_par == "cpu" else min(Pn, plan.max_in_cpu)
+        add(f"{dn} parameter partition", _pinned(d * in_cpu, pin), "host",
+            f"{d} B x " + ("Pn" if off_par == "cpu" else f"min(Pn, max_in_cpu {_f(plan.max_in_cpu)})")
+            + (" pinned (power of two)" if pin else "") + " (stage3.py:906 param_groups_fp16_flat_cpu_memory)",
+            ALWAYS, True, "params")
+        if pin and off_par == "cpu":
+            if model.tensor_numels is not None:
+                first = sum(pow2ceil(d * -(-n // N)) for n in model.tensor_numels)
+                how = "sum over tensors of pow2(D x numel/N)"
+            else:
+                first = int(1.4 * d * Pn)
+                how = "~1.4 x D x Pn (power-of-two rounding of each tensor, tensor sizes unknown)"
+            add("pinned per-tensor partitions (cached)", first, "host",
+                f"{how}: partition_parameters.py:1843 pins each partition as it is created; the pinned pool keeps "
+                "the blocks after they move into the flat buffer", ALWAYS, False, "pinned_pool")
+        if off_par == "nvme":
+            add("parameter swap buffers", plan.param_buffer_count * plan.param_buffer_size * d, "host",
+                f"offload_param.buffer_count ({plan.param_buffer_count}) x buffer_size "
+                f"({_f(plan.param_buffer_size)}) x {d} B, page-locked (partitioned_param_swapper.py:124)",
+                ALWAYS, False, "param_swap")
+            if Pn > in_cpu:
+                add(f"{dn} parameters on NVMe", d * (Pn - in_cpu), "nvme", f"{d} B x (Pn - max_in_cpu)",
+                    ALWAYS, False, "params_nvme")
+
+
+def _zero3_gathered(b: _Parts) -> None:
+    """Stage 3: gathered parameters, prefetch, what backward still needs, persistent parameters."""
+    add, plan = b.add, b.plan
+    L, d, P_np, alias, persist_numel, mid_bwd, done = b.L, b.d, b.P_np, b.alias, b.persist_numel, b.mid_bwd, b.done
+    live_cap = max(plan.max_live_parameters, plan.max_reuse_distance, L)
+    gathered = min(P_np, live_cap)
+    add("gathered parameters", 0 if alias else d * gathered, "gpu",
+        "0: with one rank the partition is the whole parameter and gathering aliases it "
+        "(partition_parameters.py _no_gather_coalesced)" if alias else
+        f"{d} B x min(P non-persistent {_f(P_np)}, max(stage3_max_live_parameters "
+        f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})): "
+        "once the trace is recorded (step 2 on) the coordinator prefetches until stage3_max_live_parameters are "
+        "gathered (partitioned_param_coordinator.py:452) and keeps what is reused within "
+        "stage3_max_reuse_distance (:634); with offload_param the gathered copies are on the GPU even with one "
+        "rank", (FWD,), False, "gathered")
+    prefetch = 0 if alias else min(plan.prefetch_bucket_size, max(0, P_np - gathered))
+    add("prefetch in flight", d * prefetch, "gpu",
+        "0: with one rank and the partition on the GPU there is nothing to fetch" if alias else
+        f"{d} B x min(stage3_prefetch_bucket_size {_f(plan.prefetch_bucket_size)}, parameters beyond the live "
+        "budget)", (FWD,), False, "prefetch")
+    if mid_bwd:
+        still = min(gathered + prefetch, math.ceil((1 - done) * P_np))
+        add("gathered parameters still needed", 0 if alias else d * still, "gpu",
+            "0: aliased with one rank" if alias else
+            f"{d} B x min(gathered + prefetch, (1 - rbs/P) x P non-persistent) = {_f(still)}: in backward the "
+            "coordinator releases each module after its last use and prefetches only what the rest of backward "
+            "needs (part of the gathered parameters above)", (BWD,), False, "gathered_bwd")
+    add("persistent parameters", d * persist_numel, "gpu",
+        f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
+        f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
+
+
+def _zero3_gradients(b: _Parts) -> None:
+    """Stage 3: the gradient partition, the reduce bucket and staging, offload temporaries."""
+    add, plan = b.add, b.plan
+    P, L, T, N, Pn, a, c, d, m = b.P, b.L, b.T, b.N, b.Pn, b.a, b.c, b.d, b.m
+    P_np, alias, off_opt, mid_bwd, red_moments = b.P_np, b.alias, b.off_opt, b.mid_bwd, b.red_moments
+    grad_where = "gpu" if off_opt == "none" else "host"
+    pin = grad_where == "host" and plan.pin_optimizer
+    add(f"gradient partition ({'fp32' if a == 4 else '16-bit'})", _pinned(a * Pn, pin), grad_where,
+        f"{a} B x Pn" + (" pinned (power of two)" if pin else "")
+        + " (grad_partitions_flat_buffer, stage3.py:791, allocated at initialize)", ALWAYS, True,
+        "grad_partition")
+    if plan.contiguous_gradients:
+        add("reduce bucket", c * plan.reduce_bucket_size, "gpu",
+            f"reduce_bucket_size ({_f(plan.reduce_bucket_size)}) x {c} B, one buffer even with overlap_comm "
+            "(stage3.py:782)", ALWAYS, False, "bucket")
+    add("reduce-scatter staging", c * min(plan.reduce_bucket_size, P), "gpu",
+        f"{c} B x min(reduce_bucket_size, P): torch.cat of the bucket's gradients when it is reduced "
+        "(comm/coalesced_collectives.py:122, also with one rank), alive while the bucket is reduced: "
+        + ("mid-backward and at the end" if mid_bwd else "only at the end of backward (P <= reduce_bucket_size), "
+           "after the activations and gathered parameters are freed"), red_moments, False, "rs_staging")
+    add("gathered parameters (module being reduced)", 0 if alias else d * min(L, P_np), "gpu",
+        f"{d} B x L: at the end of backward the coordinator has released everything but modules whose "
+        "post-backward hook has not fired (an embedding's input needs no gradient: released after the "
+        "reduction, release_backward_leftovers)", (RED,), False, "gathered")
+    if off_opt != "none":
+        tn = -(-T // N)
+        tmp = a * tn + max(8 * min(tn, 250_000_000), m * tn)
+        held = m * -(-min(plan.reduce_bucket_size, P) // N) if off_opt == "nvme" else 0
+        add("offload reduction temporaries", tmp + held, "gpu",
+            f"{a} B x n + max(8 B x n, {m} B x n), n = the largest tensor's partition ({_f(tn)}): at the "
+            "boundary partition_grads copies each reduced partition from the pinned host buffer back to the GPU "
+            "(stage3.py:2028), takes its norm on an fp64 copy (_constant_buffered_norm2, :1960, fp64 by "
+            "get_norm_dtype) and copies an fp32 version to the host (:1457)"
+            + (f"; NVMe: the fp32 partitions of a bucket are held until swapped out (:1453), {m} B x "
+               "min(rbs, P)/N" if held else ""), red_moments, False, "offload_temp")
+
+
+def _zero3_optimizer(b: _Parts) -> None:
+    """Stage 3: master weights, optimizer states and fp32 gradients, by optimizer offload device."""
+    add, plan = b.add, b.plan
+    Pn, S, a, m, o, off_opt, torch_temp = b.Pn, b.S, b.a, b.m, b.o, b.off_opt, b.torch_temp
+    states_name, states_f = b.states_name, b.states_f
+    if off_opt == "none":
+        if plan.mixed or m != 4:
+            add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "gpu",
+                f"{m} B x Pn (fp32_partitioned_groups_flat, stage3.py:1170)", ALWAYS, True, "master")
+        else:
+            add("fp32 master parameters", 0, "gpu", "0: fp32 training updates the partition in place "
+                "(stage3.py:1162)", ALWAYS, True, "master")
+        add(states_name, o * Pn, "gpu", states_f + ", created at the first step", TRAIN, True, "optimizer")
+        add("fp32 gradient (per sub-group)", m * S, "gpu",
+            f"{m} B x min(sub_group_size {_f(plan.sub_group_size)}, Pn) (_prepare_fp32_grad_for_sub_group)",
+            (CONV, UPD), True, "fp32_grads")
+        add("flattened gradient copy", a * S, "gpu", f"{a} B x min(sub_group_size, Pn) (flatten before .to(fp32))",
+            (CONV,), False, "flat_copy")
+        if torch_temp:
+            add("optimizer step temporaries", 4 * S, "gpu", "4 B x min(sub_group_size, Pn) (torch optimizer: "
+                "foreach sqrt/denominator)", (UPD,), False, "opt_temp")
+    elif off_opt == "cpu":
+        add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "host",
+            f"{m} B x Pn (fp32_partitioned_groups_flat on the CPU, stage3.py:1158)", ALWAYS, True, "master")
+        add(states_name, o * Pn, "host", states_f + ", created at the first step", TRAIN, True, "optimizer")
+        k, rem = divmod(Pn, S)
+        fp32g = k * _pinned(m * S, plan.pin_optimizer) + (_pinned(m * rem, plan.pin_optimizer) if rem else 0)
+        add("fp32 gradient partition", fp32g, "host",
+            f"{m} B x Pn in sub-groups of {_f(S)}" + (" pinned (power of two each)" if plan.pin_optimizer else "")
+            + " (stage3.py:1338 subgroup_gradient_buffer)", ALWAYS, True, "fp32_grads")
+        if plan.torch_adam:
+            add("optimizer step temporaries", 8 * S, "host",
+                "8 B x min(sub_group_size, Pn) (torch Adam on the CPU)", (UPD,), False, "opt_temp")
+    else:  # nvme
+        add("optimizer swap buffers", plan.opt_buffer_count * S * m, "host",
+            f"offload_optimizer.buffer_count ({plan.opt_buffer_count}) x min(sub_group_size, Pn) x {m} B, "
+            "page-locked (swap_tensor/optimizer_utils.py:187)", ALWAYS, False, "opt_swap")
+        add(f"master, {states_name.split(' (')[0]} and fp32 grads on NVMe", (m + o + m) * Pn, "nvme",
+            f"({m} + {o} + {m}) B x Pn", ALWAYS, True, "optimizer")
+        add("fp32 sub-group in flight", (m + o + m) * S, "host",
+            "(master + states + grad) x one sub-group swapped in for its step", (CONV, UPD), False, "opt_swapin")
+
+
+def _zero3_init_model(b: _Parts) -> None:
+    """Stage 3 without zero.Init: the whole model on the GPU before partitioning."""
+    add = b.add
+    P, d, dn, zero_init = b.P, b.d, b.dn, b.zero_init
+    if not zero_init:
+        add(f"whole {dn} model at initialize", d * P, "gpu",
+            f"{d} B x P: without deepspeed.zero.Init the engine moves the whole model to the GPU before "
+            "partitioning (engine.py:2094)", (INIT,), False, "init_model")
+
+
+
+def _grad_in_flight(b: _Parts) -> None:
+    """The gradient autograd hands to DeepSpeed's hook, before it is copied into a bucket / partition."""
+    add, T, d = b.add, b.T, b.d
     add("gradient in flight (largest tensor)", d * T, "gpu",
         f"{d} B x largest tensor ({_f(T)}): autograd's full gradient before the ZeRO hook copies it",
         (FWD, BWD, RED), False, "grad_in_flight")
 
-    # ---- activations ------------------------------------------------------------------------------------------
+
+def _activations(b: _Parts) -> bool:
+    """Activations and logits (and what backward still holds); False when the model's shape is unknown."""
+    add, plan, model, workload, mid_bwd, done = b.add, b.plan, b.model, b.workload, b.mid_bwd, b.done
     mb = workload.micro_batch or plan.micro_batch
     act = _activation_parts(model, plan, workload, mb)
     if act is not None:
@@ -934,8 +1037,13 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
                 f"(1 - rbs/P = {1 - done:.2f}) x the layers' activations: backward runs from the output end and "
                 "frees each layer's saved tensors as it goes; the logits are gone (part of the activations above)",
                 (BWD,), False, "activations_bwd")
+    return act is not None
 
-    # ---- host: the model before initialize ----------------------------------------------------------------------
+
+def _host_model(b: _Parts) -> None:
+    """Host: the model before initialize."""
+    add, plan = b.add, b.plan
+    P, L, T, d, dn, stage, zero_init = b.P, b.L, b.T, b.d, b.dn, b.stage, b.zero_init
     if zero_init and stage == 3:
         add("model being built (zero.Init)", 4 * L, "host",
             "4 B x L: under deepspeed.zero.Init each module is partitioned as it is built", (BUILD,), True,
@@ -948,7 +1056,8 @@ def build_components(plan: Plan, model: ModelSpec, cluster: Cluster, workload: W
             add(f"{dn} cast of one tensor", d * T, "host",
                 f"{d} B x largest tensor: initialize casts parameter by parameter before the move (engine.py:2088)",
                 (BUILD,), False, "host_cast")
-    return out, act is not None, notes
+
+
 
 
 def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False) -> None:
