@@ -146,16 +146,16 @@ def test_fix_of_yaml_on_stdin_prints_it_unchanged(tmp_path):
 ])
 def test_a_fixed_text_that_does_not_parse_with_the_files_reader_is_not_written(tmp_path, capsys, original, broken,
                                                                                 reader):
-    from zerolint.base.fsio import Limits
-    from zerolint.cli.fix import run_fixes
+    from zerolint.cli.fix import report_fixes
     from zerolint.fix.engine import FixResult
+    from zerolint.pipeline import Options, Pipeline
 
     cfg = tmp_path / "ds.json"
     cfg.write_text(original)
     path = str(cfg)
-    code = run_fixes([path], [path], [], None, None, Limits(), fix=True, diff=False, fix_only=True, unsafe=False,
-                     prefer=(), formats=(), outputs=(), quiet=True, color=False, fail_on="error",
-                     stdin_filename=None, fixer_factory=lambda name: (lambda t: FixResult(text=broken, original=t)))
+    pipeline = Pipeline(Options(files=(path,), fix="fix-only", quiet=True, color=False, isolated=True,
+                                fixer=lambda name: (lambda t: FixResult(text=broken, original=t))))
+    code = report_fixes(pipeline, pipeline.fix())
     assert code == 2
     assert cfg.read_text() == original
     err = capsys.readouterr().err

@@ -1,21 +1,27 @@
-"""Linting: bytes, a path, an Accelerate YAML with the DeepSpeed config it names, a path with its project's settings.
+"""The one path every command takes: sources -> per-file settings -> parse -> lint -> suppressions and baseline
+-> report, or -> fix -> re-lint -> report.
 
-Every command that lints goes through here (check, --fix, verify's static phase, zerolint.lint()); reading a file
-is base/fsio.py's job, parsing model/'s, running the rules rules/engine.py's.
+`Options` is what a command was asked to do; `Pipeline(options)` resolves each file's settings (project/settings.py),
+lints (`lint`) or fixes (`fix`) every source with THAT file's settings, selection and rules (the project's policies
+included), and filters the findings through the suppressions and the baseline (`findings`). `check`, `--fix`,
+`upgrade`, verify's static phase and `zerolint.lint()` are thin shells over it. Reading a file is base/fsio.py's
+job, parsing model/'s, running the rules rules/engine.py's, rendering report/'s.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .base.fsio import Limits, read_bytes
 from .model.diagnostics import Diagnostic
 from .model.document import Document, parse, parse_bytes
 from .model.view import Settings
 from .rules.engine import Selection, run_rules
+from .rules.ruleset import RuleSet
 
 
 @dataclass
@@ -23,11 +29,12 @@ class Result:
     path: str
     document: Document | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    named_by: str | None = None  # the Accelerate YAML that names this DeepSpeed config
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,
-               limits: Limits | None = None, rules: list | None = None) -> Result:
-    """`rules`: the rules to run (default: the built-in ones; the CLI adds the user's policy rules)."""
+               limits: Limits | None = None, rules: RuleSet | None = None) -> Result:
+    """`rules`: the rules to run (default: the built-in ones; a project's adds its policy rules)."""
     limits = limits or Limits()
     if len(data) > limits.max_bytes:
         doc = parse("", path)
@@ -43,7 +50,7 @@ def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selecti
 
 
 def lint_path(path: str, settings: Settings | None = None, selection: Selection | None = None,
-              limits: Limits | None = None, rules: list | None = None) -> Result:
+              limits: Limits | None = None, rules: RuleSet | None = None) -> Result:
     limits = limits or Limits()
     return lint_bytes(read_bytes(path, limits), path, settings, selection, limits, rules)
 
@@ -106,34 +113,357 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
     shown = os.path.relpath(ds_path) if not os.path.isabs(name) else ds_path
     ds_settings = replace(settings, target="accelerate", accelerate=cfg,
                           world_size=settings.world_size or cfg.world_size)
-    return [result(), lint_path(shown, ds_settings, selection, limits, rules=rules)]
+    named = lint_path(shown, ds_settings, selection, limits, rules=rules)
+    named.named_by = path
+    return [result(), named]
 
 
-def lint_project(project, path: str, limits, stdin_filename: str | None = None, training_args: dict | None = None,
-                 template=None) -> list:
-    """Lint one path with its settings resolved by `project` (project.settings.Project): a DeepSpeed config, stdin
-    (`-`), or an Accelerate config YAML
-    (which brings the DeepSpeed config it names). `template`: a Settings whose other fields (set from the
-    command line only, e.g. the memory options) every file shares. Raises `UnreadableFile`."""
-    from dataclasses import fields, replace
+# -- the one path every command takes ---------------------------------------------------------------------------------
 
-    from .base.fsio import read_roots
-    from .project.settings import RESOLVED
-    from .rules.rule import all_rules
+FIX_MODES = ("none", "fix", "diff", "fix-only")
 
-    res = project.resolve(stdin_filename if path == "-" and stdin_filename else path)
-    shared = {f.name: getattr(template, f.name) for f in fields(template) if f.name not in RESOLVED} \
-        if template is not None else {}
-    settings = res.settings(training_args=training_args, **shared)
-    if training_args is not None and settings.target == "auto":
-        settings.target = "hf"  # TrainingArguments means the HF Trainer reads the config
-    selection = res.selection()
-    rules = [*all_rules(), *res.policies] if res.policies else None
-    if path != "-" and limits.roots is None:  # reads stay in the tree (docs/security.md), the DeepSpeed config
-        limits = replace(limits, roots=read_roots(path))  # an Accelerate YAML names included
-    if path == "-":
-        data = sys.stdin.buffer.read(limits.max_bytes + 1)
-        return [lint_bytes(data, stdin_filename or "<stdin>", settings, selection, limits, rules)]
-    if path.lower().endswith((".yaml", ".yml")):  # hf.is_yaml (hf is imported only for YAML files)
-        return lint_accelerate(path, settings, selection, limits, rules)
-    return [lint_path(path, settings, selection, limits, rules)]
+
+@dataclass(frozen=True)
+class Options:
+    """Everything a run of `check` (with or without --fix), `upgrade` or verify's static phase is asked to do, as
+    the command line gave it (None: not given, the file's settings decide)."""
+
+    files: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    target: str | None = None
+    world_size: int | None = None
+    deepspeed_version: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: tuple[tuple[str, str], ...] = ()  # (code, level) pairs, the command line's --severity
+    fail_on: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    caps: tuple[int | None, int | None] = (None, None)  # findings shown per file, per report (report/cap.py)
+    isolated: bool = False
+    config_file: str | None = None
+    baseline: str | None = None
+    write_baseline: str | None = None  # "" = the default baseline file
+    training_args: Any = None  # the parsed TrainingArguments dict
+    memory: tuple[tuple[str, Any], ...] = ()  # (Settings field, value): params, model, gpu_memory, ...
+    fix: str = "none"  # FIX_MODES
+    unsafe: bool = False
+    prefer: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    quiet: bool = False
+    color: bool = True
+    stdin_filename: str | None = None
+    fixer: Callable | None = None  # path -> (text -> FixResult): replaces fix_text (`upgrade`)
+
+    def __post_init__(self) -> None:
+        if self.fix not in FIX_MODES:  # pragma: no cover - a programming error
+            raise ValueError(f"fix mode {self.fix!r} is not one of {FIX_MODES}")
+
+
+@dataclass
+class FileSetup:
+    """What applies to one file: its settings, rule selection and rules (with its project's policies), the
+    limits its reads stay within, and its project settings (for suppressions and the fail threshold)."""
+
+    path: str
+    resolved: Any  # project.settings.Resolved
+    settings: Settings
+    selection: Selection
+    rules: RuleSet
+    limits: Limits
+
+
+@dataclass
+class Run:
+    """What one run found: results in report order, the files it could not read, and (for --fix) per file what
+    was fixed."""
+
+    results: list[Result] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+    fixes: list = field(default_factory=list)  # FileFix, in order (fix modes only)
+    refused: list[str] = field(default_factory=list)  # fixed text not written, and why
+    any_diff: bool = False
+    stdin_out: bytes | None = None  # --fix on `-`: the text to print
+
+
+@dataclass
+class FileFix:
+    path: str
+    result: Any = None  # fix.engine.FixResult, or None when the file was not fixed
+    original: str | None = None
+    note: str = ""  # why the file was not fixed / not written
+
+    @property
+    def written(self) -> bool:
+        return self.note != "not written"
+
+
+class Pipeline:
+    """sources -> per-file settings -> parse -> lint -> suppressions and baseline, or -> fix -> re-lint. Raises
+    project.settings.ConfigError for a broken zerolint config (exit 2)."""
+
+    def __init__(self, options: Options) -> None:
+        from .project.settings import Project
+
+        self.options = options
+        o = options
+        self.project = Project({"select": list(o.select), "ignore": list(o.ignore), "severity": dict(o.severity),
+                                "target": o.target, "world-size": o.world_size,
+                                "deepspeed-version": o.deepspeed_version, "fail-on": o.fail_on,
+                                "baseline": o.baseline}, config_path=o.config_file, isolated=o.isolated)
+        from .rules.ruleset import RuleSet
+
+        self.builtin = RuleSet.builtin()
+        self._suppressions = None
+        self._sources: tuple | None = None
+
+    # -- sources ----------------------------------------------------------------------------------------------------
+
+    def sources(self) -> Run:
+        """A new Run holding the paths to lint: files, globs, `-`, and from directories the DeepSpeed configs
+        (*.json, *.hjson) and the Accelerate YAMLs that configure DeepSpeed; minus what a config excludes. The
+        arguments are expanded once per pipeline."""
+        if self._sources is None:
+            from .base.files import expand
+
+            args = list(self.options.files)
+            paths, problems = expand(args, list(self.options.exclude))
+            seen = {os.path.normpath(p) for p in paths}
+            for arg in args:
+                if arg != "-" and os.path.isdir(arg):
+                    for y in accelerate_yamls_in(arg, list(self.options.exclude)):
+                        if os.path.normpath(y) not in seen:
+                            seen.add(os.path.normpath(y))
+                            paths.append(y)
+            self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths))
+        paths, problems, excluded = self._sources
+        return Run(paths=list(paths), unreadable=list(problems), excluded=dict(excluded))
+
+    def first_path(self) -> str:
+        """The file --show-settings describes and whose policy rules --select may name ("-" when none)."""
+        paths = self.sources().paths
+        return paths[0] if paths else "-"
+
+    # -- per-file settings ------------------------------------------------------------------------------------------
+
+    def setup(self, path: str) -> FileSetup:
+        from dataclasses import replace
+
+        from .base.fsio import read_roots
+
+        o = self.options
+        res = self.project.resolve(o.stdin_filename if path == "-" and o.stdin_filename else path)
+        settings = res.settings(training_args=o.training_args, **dict(o.memory))
+        if o.training_args is not None and settings.target == "auto":
+            settings.target = "hf"  # TrainingArguments means the HF Trainer reads the config
+        rules = res.ruleset(self.builtin)  # the built-in rules and this file's project's policies
+        limits = o.limits
+        if path != "-" and limits.roots is None:  # reads stay in the tree (docs/security.md), the DeepSpeed config
+            limits = replace(limits, roots=read_roots(path))  # an Accelerate YAML names included
+        return FileSetup(path, res, settings, res.selection(), rules, limits)
+
+    def suppressions(self):
+        from .project.suppress import Suppressions
+
+        if self._suppressions is None:
+            self._suppressions = Suppressions(self.project, use_baseline=self.options.write_baseline is None)
+        return self._suppressions
+
+    # -- lint ---------------------------------------------------------------------------------------------------------
+
+    def lint_one(self, path: str) -> list[Result]:
+        """Raises UnreadableFile."""
+        s = self.setup(path)
+        if path == "-":
+            data = sys.stdin.buffer.read(s.limits.max_bytes + 1)
+            return [lint_bytes(data, self.options.stdin_filename or "<stdin>", s.settings, s.selection, s.limits,
+                               s.rules)]
+        if _is_yaml(path):
+            return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
+        return [lint_path(path, s.settings, s.selection, s.limits, s.rules)]
+
+    def lint(self) -> Run:
+        from .base.fsio import UnreadableFile
+
+        run = self.sources()
+        for path in run.paths:
+            try:
+                run.results.extend(self.lint_one(path))
+            except UnreadableFile as e:
+                run.unreadable.append(str(e))
+        run.results = _once(run.results)
+        return run
+
+    # -- fix ----------------------------------------------------------------------------------------------------------
+
+    def fix(self) -> Run:
+        """Fix every source with its own settings, selection and rules; a finding that a suppression or the
+        baseline hides is never fixed. Writes the fixed files (not with --diff); `-` is printed by the caller."""
+        from .base.fsio import UnreadableFile
+
+        run = self.sources()
+        for path in run.paths:
+            try:
+                self._fix_one(path, run)
+            except UnreadableFile as e:
+                run.unreadable.append(str(e))
+        run.results = _once(run.results, prefer_named=False)
+        return run
+
+    def _fix_one(self, path: str, run: Run) -> None:
+
+        from .base.fsio import Snapshot, WriteRefused, atomic_write
+        from .fix.engine import reader_of, reread_error
+
+        o = self.options
+        s = self.setup(path)
+        name = (o.stdin_filename or "<stdin>") if path == "-" else path
+        stdin_out = o.fix in ("fix", "fix-only") and path == "-"
+        if _is_yaml(name):  # an Accelerate YAML is linted (with the DeepSpeed config it names), never edited
+            if path == "-":
+                data = sys.stdin.buffer.read(s.limits.max_bytes + 1)
+                run.stdin_out = data if stdin_out else None
+                run.results.append(Result(name, None))
+                run.fixes.append(FileFix(name, note="not fixed: an Accelerate YAML is never edited"))
+                return
+            results = lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
+            named = [r.path for r in results[1:]]
+            how = f"; to fix the DeepSpeed config it names, run --fix on {named[0]}" if named else ""
+            run.fixes.append(FileFix(results[0].path, note=f"not fixed: an Accelerate YAML is never edited{how}"))
+            run.fixes += [FileFix(r.path) for r in results[1:]]
+            run.results += results
+            return
+        data = sys.stdin.buffer.read(s.limits.max_bytes + 1) if path == "-" else read_bytes(path, s.limits)
+        text = _fixable_text(data, s.limits)
+        if text is None:
+            if stdin_out:
+                run.stdin_out = data
+            run.results.append(lint_bytes(data, name, s.settings, s.selection, s.limits, s.rules))
+            run.fixes.append(FileFix(name, note="not fixed: the file is not UTF-8 text or is over the size limit"))
+            return
+        result = self._fixer(name, s)(text)
+        run.results.append(Result(name, result.document, result.remaining))
+        outcome = FileFix(name, result, text, note=result.skipped)
+        run.fixes.append(outcome)
+        if o.fix == "diff":
+            run.any_diff |= result.changed
+        elif path == "-":
+            problem = reread_error(reader_of(text), result.text) if result.changed else ""
+            if problem:
+                run.refused.append(f"{name}: {problem}; the input is printed unchanged")
+            run.stdin_out = data if problem else result.text.encode("utf-8")
+        elif result.changed:
+            try:
+                problem = reread_error(reader_of(text), result.text)
+                if problem:
+                    raise WriteRefused(f"{path}: {problem}; not written")
+                atomic_write(path, result.text.encode("utf-8"), Snapshot.of(path, data), roots_for(o.files))
+            except (WriteRefused, OSError) as e:
+                why = str(e) if isinstance(e, WriteRefused) else f"{path}: cannot write ({e.strerror or e})"
+                run.refused.append(why)
+                run.results[-1] = lint_bytes(data, name, s.settings, s.selection, s.limits, s.rules)
+                outcome.note = "not written"
+
+    def _fixer(self, name: str, s: FileSetup) -> Callable:
+        if self.options.fixer is not None:
+            return self.options.fixer(name)
+        from .fix.engine import fix_text
+
+        hidden = self.suppressions().hides(name)
+        return lambda text: fix_text(text, name, s.settings, s.selection, unsafe=self.options.unsafe,
+                                     prefer=self.options.prefer, rules=s.rules, protected=hidden)
+
+    # -- suppressions and baseline ------------------------------------------------------------------------------------
+
+    def findings(self, run: Run) -> tuple[list[Diagnostic], dict]:
+        """(the findings to report, with ZL090 for unused suppressions; the summary). Raises ConfigError."""
+        from .report.output import make_summary
+
+        suppressions = self.suppressions()
+        diagnostics, unused = suppressions.apply(run.results)
+        diagnostics += unused
+        summary = make_summary(diagnostics, len(run.results), unreadable=len(run.unreadable))
+        notes = self.project.weakened(run.paths, run.excluded, suppressions.hidden_by())
+        if notes:  # what the repository's settings files turned off, shown by every format
+            summary["notes"] = notes
+        return diagnostics, summary
+
+    def documents(self, run: Run) -> dict:
+        return {r.path: r.document for r in run.results if r.document is not None} | self.suppressions().shown
+
+    def failing(self, diagnostics: list[Diagnostic]) -> bool:
+        """Whether any finding is at or above its file's fail-on threshold."""
+        return any(d.severity.rank >= self.project.fail_rank(d.file) for d in diagnostics)
+
+
+# An Accelerate config that configures DeepSpeed (`accelerate config` writes these top-level keys); other YAML in a
+# directory (CI workflows, Hydra configs, ...) is not picked up.
+_ACCELERATE_DEEPSPEED = re.compile(rb"^(?:deepspeed_config\s*:|distributed_type\s*:\s*['\"]?DEEPSPEED\b)", re.M)
+SNIFF_BYTES = 64 * 1024
+
+
+def accelerate_yamls_in(directory: str, exclude: list[str]) -> list[str]:
+    """The Accelerate config YAMLs that configure DeepSpeed under `directory` (walked as base/files.expand walks
+    it), judged from their first 64 KiB, read within the directory (a link out of the tree is not followed)."""
+    from fnmatch import fnmatch
+
+    from .base.files import SKIP_DIRS
+    from .base.fsio import UnreadableFile, read_bytes
+
+    limits = Limits(max_bytes=SNIFF_BYTES, roots=(os.path.abspath(directory),))
+    found = []
+    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for f in sorted(filenames):
+            p = os.path.join(dirpath, f)
+            if not _is_yaml(f) or any(fnmatch(os.path.normpath(p), pat) or fnmatch(f, pat) for pat in exclude):
+                continue
+            try:
+                head = read_bytes(p, limits)
+            except UnreadableFile:
+                continue  # not a config we can read from here: nothing to pick up
+            if _ACCELERATE_DEEPSPEED.search(head):
+                found.append(p)
+    return sorted(found)
+
+
+def roots_for(args) -> list[str]:
+    """The trees being checked: the working directory and every directory named (or holding a file named) on the
+    command line. A symlink may be written through only when its target is inside one of them."""
+    roots = [os.getcwd()]
+    for a in args:
+        if a != "-":
+            roots.append(a if os.path.isdir(a) else os.path.dirname(os.path.abspath(a)))
+    return roots
+
+
+def _fixable_text(data: bytes, limits: Limits) -> str | None:
+    """The text to fix, or None: over the size limit, not UTF-8, or UTF-16 (BOM)."""
+    if len(data) > limits.max_bytes or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_yaml(name: str) -> bool:
+    return name.lower().endswith((".yaml", ".yml"))  # hf.is_yaml (hf is imported only for YAML files)
+
+
+def _once(results: list[Result], prefer_named: bool = True) -> list[Result]:
+    """Each file once. A DeepSpeed config named directly and through an Accelerate YAML is reported as the YAML's
+    (`prefer_named`: target accelerate, as `accelerate launch` reads it), or after --fix as the file that was fixed.
+    Stdin and a file named twice by the same route keep their first result."""
+    keep: dict[str, int] = {}
+    keys = [None if r.path.startswith("<") else os.path.realpath(r.path) for r in results]
+    for i, (r, k) in enumerate(zip(results, keys)):
+        if k is None:
+            continue
+        if k not in keep:
+            keep[k] = i
+        elif ((r.named_by is not None) == prefer_named) and ((results[keep[k]].named_by is not None) != prefer_named):
+            keep[k] = i
+    return [r for i, (r, k) in enumerate(zip(results, keys)) if k is None or keep[k] == i]

@@ -23,13 +23,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..model.diagnostics import Diagnostic, Edit, Fix
 from ..model.document import Document, parse
 from ..model.edits import apply_edits, overlaps
 from ..model.view import Settings
 from ..rules.engine import Selection, run_rules
+from ..rules.ruleset import RuleSet
 
 MAX_PASSES = 10
 
@@ -101,7 +102,9 @@ def _key(d: Diagnostic, f: Fix) -> tuple:
 
 class _Linter:
     def __init__(self, path: str, settings: Settings | None, selection: Selection | None, rules=None) -> None:
-        self.path, self.settings, self.selection, self.rules = path, settings, selection, rules
+        # `rules`: a RuleSet, a list of rules (upgrade, tests) or None (the built-in RuleSet), built once per file
+        ruleset = rules if rules is None or isinstance(rules, RuleSet) else RuleSet.of(rules)
+        self.path, self.settings, self.selection, self.rules = path, settings, selection, ruleset or RuleSet.builtin()
 
     def __call__(self, text: str) -> tuple[Document, list[Diagnostic]]:
         doc = parse(text, self.path)
@@ -155,9 +158,11 @@ def map_offset(p: int, edits: Sequence[Edit], side: str = "lo") -> int:
 
 def fix_text(text: str, path: str = "<string>", settings: Settings | None = None,
              selection: Selection | None = None, unsafe: bool = False, prefer: Sequence[str] = (),
-             max_passes: int = MAX_PASSES, rules: list | None = None) -> FixResult:
+             max_passes: int = MAX_PASSES, rules: RuleSet | None = None,
+             protected: Callable[[Diagnostic], bool] | None = None) -> FixResult:
     """Fix `text` (see the module docstring). Returns the fixed text, the fixes applied (in order), the
-    diagnostics that remain on the fixed text, and the fixes dropped because they failed verification."""
+    diagnostics that remain on the fixed text, and the fixes dropped because they failed verification.
+    `protected(d)`: a finding never to fix (one a suppression or the baseline hides: accepted on purpose)."""
     lint = _Linter(path, settings, selection, rules)
     prefer = tuple(prefer)
     result = FixResult(text=text, original=text)
@@ -170,7 +175,7 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
     for _ in range(max_passes):
         candidates = []
         for d in diags:
-            f = choose_fix(d, unsafe, prefer)
+            f = choose_fix(d, unsafe, prefer) if protected is None or not protected(d) else None
             if f is not None and _key(d, f) not in dropped:
                 candidates.append((d, f))
         if not candidates:
@@ -205,7 +210,8 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
         dropped.clear()  # the text changed: what failed before may work now (e.g. after a neighbour's fix)
     result.text, result.remaining, result.document = text, diags, doc
     # Report each failure once, and only those still offered on the final text.
-    still = {_key(d, f) for d in diags if (f := choose_fix(d, unsafe, prefer)) is not None}
+    still = {_key(d, f) for d in diags if (f := choose_fix(d, unsafe, prefer)) is not None
+             and (protected is None or not protected(d))}
     seen: set[tuple] = set()
     result.failed = [a for a in reversed(result.failed) if (k := _key(a.diagnostic, a.fix)) in still
                      and not (k in seen or seen.add(k))][::-1]
@@ -235,6 +241,35 @@ def _why(text, doc, diags, d, f, lint, unsafe=False) -> str:
         return "the fix changes nothing"
     new_doc, new_diags = lint(new_text)
     return _verify(doc, diags, new_doc, new_diags, [(d, f)], keep_comments=not unsafe) or "unknown"
+
+
+def reader_of(text: str) -> str:
+    """The reader a fixed file must still satisfy: "json" when `json.loads` reads the original (HF, Accelerate),
+    else "hjson" (DeepSpeed). YAML files are never edited."""
+    import json
+
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return "hjson"
+    return "json"
+
+
+def reread_error(reader: str, text: str) -> str:
+    """'' when `text` still parses with `reader`, else why not: the last check before anything is written (fix_text
+    verifies every pass already; this holds even if a fixer, e.g. upgrade's, did not)."""
+    try:
+        if reader == "json":
+            import json
+
+            json.loads(text)
+        else:
+            import hjson
+
+            hjson.loads(text)
+    except Exception as e:  # any failure of the reader means the file would no longer load
+        return f"the fixed text does not parse with {reader} any more ({type(e).__name__}: {str(e)[:200]})"
+    return ""
 
 
 def _lines(s: str) -> list[str]:

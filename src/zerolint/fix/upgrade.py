@@ -32,6 +32,7 @@ from ..model.diagnostics import Edit
 from ..model.document import BOOL, NULL, NUMBER, OBJECT, STRING, Document
 from ..model.view import Settings
 from ..rules.rule import Rule
+from ..rules.ruleset import RuleSet
 from .engine import FixResult, fix_text
 
 # Renames the schema cannot express (the old key is simply gone from the model): (section, old, new, since, why).
@@ -186,7 +187,8 @@ def upgrade_text(text: str, path: str = "<string>", to: str | None = None, remov
                  target: str = "auto") -> FixResult:
     """Upgrade a config's text for DeepSpeed `to` (default: the installed version, else the newest known).
     `applied` lists the rewrites; `remaining` the findings left for a person (removed blocks, conflicts)."""
-    result = fix_text(text, path, Settings(target=target, deepspeed_version=to), rules=[make_rule(remove_removed)])
+    result = fix_text(text, path, Settings(target=target, deepspeed_version=to),
+                      rules=RuleSet.of([make_rule(remove_removed)]))
     for d in result.remaining:
         d.url = None  # ZL700 is upgrade's own finding, not a rule with a docs page
     return result

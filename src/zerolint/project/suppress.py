@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..model.diagnostics import Diagnostic
 from ..model.document import Document, parse
-from ..rules.engine_rules import UNUSED_SUPPRESSION, find
+from ..rules.engine_rules import UNUSED_SUPPRESSION
+from ..rules.ruleset import RuleSet
 from .settings import ConfigError, ConfigFile, Project
 
 BASELINE_FORMAT = 1
@@ -182,6 +183,25 @@ class Suppressions:
             self._baseline[path] = entries
         return self._baseline[path]
 
+    def _entries_for(self, path: str, resolved: Any) -> tuple[list[Entry], list[Entry]]:
+        """(config entries, baseline entries) about `path`."""
+        cfg_entries = [e for e in self._config_entries(resolved.config) if resolved.config.matches(path, e.file)]
+        baseline = resolved.baseline_path()
+        base_entries = [e for e in self._baseline_entries(baseline)
+                        if e.file == _rel(path, os.path.dirname(baseline))]
+        return cfg_entries, base_entries
+
+    def hides(self, path: str) -> Callable[[Diagnostic], bool]:
+        """Whether a finding in `path` is hidden by a suppression or a baseline entry (counts aside), for --fix:
+        a finding accepted on purpose is not "fixed" away (the fixer leaves it alone). Marks nothing as used."""
+        cfg_entries, base_entries = self._entries_for(path, self.project.resolve(path))
+        entries = [*cfg_entries, *base_entries]
+
+        def hidden(d: Diagnostic) -> bool:
+            return any(e.code.upper() == d.code.upper() or e.code.lower() == d.name for e in entries
+                       if e.pointer == d.pointer)
+        return hidden
+
     def apply(self, results: Sequence[Any]) -> tuple[list[Diagnostic], list[Diagnostic]]:
         """(findings kept, ZL090 findings for unused entries)."""
         kept: list[Diagnostic] = []
@@ -189,10 +209,7 @@ class Suppressions:
         for r in results:
             resolved = self.project.resolve(r.path)
             checked.append((r.path, resolved))
-            cfg_entries = [e for e in self._config_entries(resolved.config) if resolved.config.matches(r.path, e.file)]
-            baseline = resolved.baseline_path()
-            base_entries = [e for e in self._baseline_entries(baseline)
-                            if e.file == _rel(r.path, os.path.dirname(baseline))]
+            cfg_entries, base_entries = self._entries_for(r.path, resolved)
             for d in r.diagnostics:
                 entry = next((e for e in cfg_entries if e.covers(d)), None) or \
                     next((e for e in base_entries if e.covers(d)), None)
@@ -209,6 +226,7 @@ class Suppressions:
 
     def _unused(self, checked: list[tuple[str, Any]]) -> list[Diagnostic]:
         out = []
+        builtin = RuleSet.builtin()
         for origin, entries in [*self._config.items(), *self._baseline.items()]:
             is_baseline = origin in self._baseline
             for e in entries:
@@ -219,7 +237,7 @@ class Suppressions:
                 here = [res for path, res in checked if e.about(path, res, is_baseline)]
                 if not here:
                     continue
-                rule = find(e.code)
+                rule = here[0].ruleset(builtin).find(e.code)  # its policies are known too
                 selection = here[0].selection()
                 if rule is not None and not any(res.selection().enabled(rule) for res in here):
                     continue

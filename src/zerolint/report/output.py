@@ -11,27 +11,14 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _exit(code: int) -> None:
-    """End a `zerolint check` process. The interpreter's own teardown (freeing every module, rule and document one
-    by one) costs ~10 ms of a ~70 ms run and does nothing a finished check needs, so a real `zerolint` process
-    flushes its output and leaves with os._exit when no atexit handler is waiting. Called in-process (tests,
-    CliRunner, `python -c`), it raises SystemExit as usual."""
-    argv0 = sys.argv[0] if sys.argv else ""
-    ours = os.path.basename(argv0) in ("zerolint", "zerolint.exe", "zerolint-script.py") or \
-        argv0.endswith(os.path.join("zerolint", "__main__.py"))
-    if ours and not sys.flags.interactive:
-        import atexit
-
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):  # a closed pipe: let the normal exit report it
-            sys.exit(code)
-        if getattr(atexit, "_ncallbacks", lambda: 1)() == 0:
-            os._exit(code)
+    """End a command with `code` (SystemExit). A real `zerolint` process skips the interpreter's teardown, but
+    that lives in the CLI's main() (cli/__init__.py), not here: the library never ends a host's process."""
     sys.exit(code)
 
 
-def make_summary(diagnostics, files: int) -> dict:
+def make_summary(diagnostics, files: int, unreadable: int = 0) -> dict:
+    """Counts by severity and fixability; `unreadable`: files that could not be read (exit 2), present when > 0 so
+    that no format claims a clean run beside them."""
     counts = {"error": 0, "warning": 0, "info": 0}
     fixable = unsafe = 0
     for d in diagnostics:
@@ -40,7 +27,10 @@ def make_summary(diagnostics, files: int) -> dict:
         if fix is not None:
             fixable += fix.safe
             unsafe += not fix.safe
-    return {"files": files, "counts": counts, "fixable": fixable, "unsafe_fixable": unsafe}
+    summary = {"files": files, "counts": counts, "fixable": fixable, "unsafe_fixable": unsafe}
+    if unreadable:
+        summary["unreadable"] = unreadable
+    return summary
 
 
 def default_formats(outputs) -> tuple[str, ...]:
@@ -59,6 +49,18 @@ def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=T
         _exit(EXIT_USAGE)
 
 
+def pair_outputs(formats, outputs) -> dict[int, str]:
+    """{index of a format: the --output file it goes to}: the last len(outputs) formats go to the files, in order;
+    the others to stdout. More files than formats is a usage error (exit 2)."""
+    if isinstance(outputs, str):
+        outputs = (outputs,)
+    outputs = tuple(outputs or ())
+    if len(outputs) > len(formats):
+        raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
+                               "file (the last formats go to the files)")
+    return dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+
+
 def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True,
                  caps: tuple[int | None, int | None] | None = None) -> list[str]:
     """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
@@ -69,13 +71,7 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
     from .cap import cap_findings
 
     diagnostics, summary = cap_findings(diagnostics, summary, *(caps or ()))
-    if isinstance(outputs, str):
-        outputs = (outputs,)
-    outputs = tuple(outputs or ())
-    if len(outputs) > len(formats):
-        raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
-                               "file (the last formats go to the files)")
-    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+    files = pair_outputs(formats, outputs)
     errors: list[str] = []
     if files:
         from ..base.fsio import OutputError, write_output

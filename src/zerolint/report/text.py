@@ -88,9 +88,11 @@ def summary_line(summary: dict) -> str:
     parts = [f"{counts[k]} {k}{'s' if counts[k] != 1 else ''}" for k in ("error", "warning", "info") if counts[k]]
     files = summary["files"]
     where = f"in {files} file{'s' if files != 1 else ''}"
+    unreadable = summary.get("unreadable", 0)  # exit 2: never "passed" beside a file that was not read
+    failed = f" {unreadable} file{'s' if unreadable != 1 else ''} could not be read." if unreadable else ""
     if not parts:
-        return f"All checks passed {where}."
-    line = f"Found {', '.join(parts)} {where}."
+        return f"No findings {where}.{failed}" if unreadable else f"All checks passed {where}."
+    line = f"Found {', '.join(parts)} {where}.{failed}"
     if summary.get("fixable"):
         line += f" {summary['fixable']} fixable with --fix."
     if summary.get("unsafe_fixable"):
