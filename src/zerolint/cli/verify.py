@@ -17,14 +17,13 @@ from ..base.version import __version__
 from ..model.document import Document
 from ..model.view import Settings, View
 from ..pipeline import lint_bytes, lint_path
+from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # the exit codes every command shares
 from ..rules.engine import Selection
 from ..verify import cache
 from ..verify.ops import build_ops
 from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
 from ..verify.resolve import build_plan, model_spec, parse_params
 from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
@@ -305,10 +304,13 @@ def run(config: str, opts: VerifyOptions) -> int:
 
 
 def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
-    formats, outputs = tuple(opts.formats or ("text",)), tuple(opts.outputs or ())
-    if len(outputs) > len(formats):
-        raise UsageError(f"{len(outputs)} --output files but {len(formats)} --format")
-    files = dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
+    import click
+
+    formats = tuple(opts.formats or ("text",))
+    try:
+        files = pair_outputs(formats, opts.outputs)  # the same --format/--output pairing as check
+    except click.UsageError as e:
+        raise UsageError(e.message) from None
     for i, fmt in enumerate(formats):
         tty = sys.stdout.isatty() and opts.color and not os.environ.get("NO_COLOR")
         if fmt == "text" and i not in files and tty:
