@@ -2,6 +2,8 @@
 
     python benchmarks/bench.py                       # everything (about 3-6 minutes on 2 cores)
     python benchmarks/bench.py --runs 40 --quick     # skip DeepSpeed and the 10 MB scaling run
+    python benchmarks/bench.py --one-file --quick --zerolint before=A/bin/zerolint --zerolint after=B/bin/zerolint
+                                                     # normal (non-editable) installs, side by side
 
 What it prints (and what docs/benchmarks.md records):
 
@@ -93,6 +95,9 @@ def commands(file: Path, args) -> dict[str, list[str]]:
         "zerolint check": zerolint_cmd() + ["check", str(file)],
         "json.load": [py, "-c", f"import json; json.load(open({str(file)!r}))"],
     }
+    for spec in args.zerolint:  # NAME=PATH: another installation's console script, e.g. a wheel in a venv
+        name, _, script = spec.partition("=")
+        cmds[f"zerolint check [{name}]"] = [script, "check", str(file)]
     cjs = args.check_jsonschema or shutil.which("check-jsonschema")
     if cjs:
         ds_line = schema_line(Version(default_deepspeed_version()))
@@ -212,6 +217,9 @@ def main() -> None:
     ap.add_argument("--check-jsonschema", default=None, help="path of the check-jsonschema executable")
     ap.add_argument("--quick", action="store_true", help="skip DeepSpeedConfig and the scaling run")
     ap.add_argument("--json", type=Path, default=None, help="also write the results as JSON here")
+    ap.add_argument("--zerolint", action="append", default=[], metavar="NAME=PATH",
+                    help="also time this zerolint console script (repeatable), e.g. a non-editable install")
+    ap.add_argument("--one-file", action="store_true", help="only the one-file comparison")
     args = ap.parse_args()
 
     res = {"machine": machine(), "load_before": loadavg(), "file": str(args.file)}
@@ -221,8 +229,10 @@ def main() -> None:
     res["one_file"] = one_file(args.file, args)
     print(f"\none file ({args.file.name}), whole process, median of {args.runs} interleaved runs:")
     for name, r in res["one_file"].items():
-        print(f"  {name:<18} {r['median_ms']:8.1f} ms  (min {r['min_ms']:.1f}, n={r['runs']})  "
+        print(f"  {name:<28} {r['median_ms']:8.1f} ms  (min {r['min_ms']:.1f}, n={r['runs']})  "
               f"{r['ratio_to_json']:5.2f}x json.load   exit {r['exit']}")
+    if args.one_file:
+        return
 
     res["throughput"] = t = throughput(args.files)
     print(f"\nthroughput: {t['files']} files ({t['distinct']} distinct real-world configs repeated), one process:")

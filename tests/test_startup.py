@@ -177,9 +177,16 @@ def test_the_zerolint_process_skips_teardown_and_a_host_does_not(tmp_path):
 def test_a_non_editable_install_is_not_written_to_by_running_it(tmp_path):
     """pip install (not editable) into a folder; check (with a policy), --fix, rules, rule: afterwards the installed
     package holds exactly the files it held before, byte for byte and with the same times."""
+    import shutil
+
+    # Built from a clean copy: setuptools reuses a checkout's build/lib, where files of moved modules linger.
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, tree / name)
     wheels = tmp_path / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(wheels), str(ROOT)], check=True, capture_output=True)
+                    str(wheels), str(tree)], check=True, capture_output=True)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
                     str(next(wheels.glob("zerolint-*.whl")))], check=True, capture_output=True)
@@ -190,6 +197,7 @@ def test_a_non_editable_install_is_not_written_to_by_running_it(tmp_path):
 
     before = listing()
     assert any(k.startswith("rules/builtin/zl") for k in before)
+    assert not any(k.startswith("rules/zl") for k in before)  # the rule modules live in rules/builtin/ only
     work = tmp_path / "work"
     (work / "policies").mkdir(parents=True)
     (work / "policies" / "p.yaml").write_text('rules:\n  - id: ORG001\n    condition: "fp16.enabled == `true`"\n'
