@@ -150,7 +150,8 @@ def test_importing_or_calling_the_cli_keeps_the_hosts_gc_thresholds(tmp_path):
             "orig = cli.check.callback\n"
             "def spy(*a, **k):\n    seen.append(gc.get_threshold())\n    return orig(*a, **k)\n"
             "cli.check.callback = spy\n"
-            "try:\n    cli.main(['check', '--quiet', sys.argv[1]])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+            "try:\n    cli.main(['check', '--quiet', sys.argv[1]])\n"
+            "except SystemExit as e:\n    print('exit', e.code)\n"
             "print(seen[0], gc.get_threshold())\n")
     r = _python(code, str(cfg), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
