@@ -38,7 +38,9 @@ def test_killed_between_write_and_rename_leaves_the_original(tmp_path):
         "import zerolint.base.fsio as fsio\n"
         f"marker = pathlib.Path({str(marker)!r})\n"
         "def hook(tmp):\n"
-        "    marker.write_text(open(tmp).read())\n"
+        "    staged = marker.with_name('staged')\n"
+        "    staged.write_text(open(tmp).read())\n"
+        "    staged.rename(marker)\n"  # the marker appears whole: the test cannot read it half written
         "    time.sleep(60)\n"
         "fsio._before_replace = hook\n"
         "from zerolint.cli import main\n"
@@ -46,10 +48,10 @@ def test_killed_between_write_and_rename_leaves_the_original(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 120  # a loaded machine: the child imports zerolint first
         while not marker.exists() and time.time() < deadline:
             time.sleep(0.05)
-        assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "no write within 30 s"
+        assert marker.exists(), proc.stderr.read() if proc.poll() is not None else "no write within 120 s"
         assert marker.read_bytes() == FIXED  # the new content was fully written to the temporary file...
     finally:
         proc.send_signal(signal.SIGKILL)

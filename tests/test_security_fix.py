@@ -40,7 +40,7 @@ def _fake_rules(tmp_path, monkeypatch):
 
 
 def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tmp_path, monkeypatch):
-    from zerolint.rules.rule import _rule_modules
+    from zerolint.rules.ruleset import rule_modules
 
     pkg, package = _fake_rules(tmp_path, monkeypatch)
     victim = tmp_path / "victim.txt"
@@ -49,7 +49,7 @@ def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tm
     os.symlink(victim, f"{bundle}.{os.getpid()}.tmp")  # the old writer's predictable temp name
     os.symlink(victim, bundle)
     try:
-        loaded = dict(_rule_modules(package))
+        loaded = dict(rule_modules(package))
     finally:
         for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
             del sys.modules[name]
@@ -58,7 +58,7 @@ def test_a_planted_symlink_at_the_old_bundle_temp_name_is_not_written_through(tm
 
 
 def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
-    from zerolint.rules.rule import _rule_modules
+    from zerolint.rules.ruleset import rule_modules
 
     pkg, package = _fake_rules(tmp_path, monkeypatch)
     st = (pkg / "zl001_a_rule.py").stat()
@@ -67,7 +67,7 @@ def test_a_planted_bundle_is_never_executed(tmp_path, monkeypatch):
     bundle = pkg / "__pycache__" / f"rules-bundle.{sys.implementation.cache_tag}.marshal"
     bundle.write_bytes(marshal.dumps(planted))
     try:
-        loaded = dict(_rule_modules(package))
+        loaded = dict(rule_modules(package))
     finally:
         for name in [m for m in sys.modules if m.split(".")[0] == "planted_rules"]:
             del sys.modules[name]
