@@ -17,10 +17,8 @@ model is in docs/security.md.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -43,6 +41,8 @@ class Snapshot:
 
     @classmethod
     def of(cls, path: str, data: bytes) -> "Snapshot":
+        import hashlib  # here, not at the top: only a fix writes (a check never needs hashlib, ~2 ms to import)
+
         st = os.stat(path)
         return cls(path, st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
 
@@ -79,6 +79,8 @@ def atomic_write(path: str, data: bytes, snapshot: Snapshot | None = None, roots
     _check_replaceable(path, st)
     directory = os.path.dirname(real) or "."
     _remove_stale_temps(directory, os.path.basename(real))
+    import tempfile  # here: tempfile brings shutil, random and hashlib (~4 ms), which a check never needs
+
     # mkstemp: a random name, created O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600 until the original's mode is copied
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=TEMP_SUFFIX, dir=directory)
     try:
@@ -187,6 +189,8 @@ def _remove_stale_temps(directory: str, base: str) -> None:
 
 
 def _check_unchanged(real: str, snap: Snapshot) -> None:
+    import hashlib
+
     try:
         st = os.stat(real)
         with open(real, "rb") as f:
