@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -126,6 +125,8 @@ def _module_names(package) -> list[str]:
             files = []
         py = {f[:-3] for f in files if f.endswith(".py")}
         if not py:
+            import pkgutil  # only for a zip or sourceless install; a plain install never imports it
+
             py = {i.name for i in pkgutil.iter_modules([folder])}
         names |= {n for n in py if n.isidentifier() and not n.startswith("_")}
     return sorted(names)
