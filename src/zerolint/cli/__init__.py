@@ -197,8 +197,9 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
               help="Seconds for building the DeepSpeed ops the run needs (a phase before the run).")
 @click.option("--prepare", is_flag=True, help="Only build the DeepSpeed ops these CONFIGs need (Docker images, CI "
                                               "setup steps); exit 0 when they are ready, 2 otherwise.")
-@click.option("--target", type=click.Choice(TARGETS), default="auto", show_default=True,
-              help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md).')
+@click.option("--target", type=click.Choice(TARGETS), default=None,
+              help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md) '
+                   "[default: the zerolint config's target, else auto].")
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
               help='What fp16/bf16 "enabled": "auto" become for hf/accelerate (TrainingArguments --bf16/--fp16).')
 @click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
@@ -210,15 +211,21 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
               help="Output format (repeatable).")
 @click.option("--output", "-o", "outputs", multiple=True, type=click.Path(dir_okay=False, writable=True),
               help="Write the last format(s) to FILE (repeatable).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding at or above this severity is reported [default: the zerolint config's "
+                   "fail-on, else error].")
 @click.option("--select", multiple=True, help="Rules to report (codes, prefixes, names; comma-separated).")
 @click.option("--ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="Use this zerolint config (.zerolint.toml or pyproject.toml) instead of the nearest one above "
+                   "CONFIG (as for check).")
+@click.option("--isolated", is_flag=True, help="Ignore every zerolint config file in the tree (as for check).")
 @click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
                prepare, target, precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select,
-               ignore, keep, quiet, no_color) -> None:
+               ignore, config_file, isolated, keep, quiet, no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
     With --prepare, only build the DeepSpeed ops that the CONFIGs need."""
@@ -228,13 +235,13 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
 
     if len(configs) > 1 and not prepare:
         raise click.UsageError("verify takes one CONFIG (several only with --prepare)")
-    select_codes, ignore_codes = _split_codes(select) or ["ALL"], _split_codes(ignore)
+    select_codes, ignore_codes = tuple(_split_codes(select)), tuple(_split_codes(ignore))  # () : the project's
     opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
                          timeout=timeout, build_timeout=build_timeout, target=target, formats=formats,
                          outputs=outputs, no_cache=no_cache, launcher=launcher, precision=precision,
                          client_optimizer=client_optimizer, unsafe_fixes=unsafe_fixes, prefer=prefer,
-                         fail_on=fail_on, select=select_codes, ignore=ignore_codes, quiet=quiet, color=not no_color,
-                         keep=keep)
+                         fail_on=fail_on, select=select_codes, ignore=ignore_codes, isolated=isolated,
+                         config_file=config_file, quiet=quiet, color=not no_color, keep=keep)
     try:
         code = prepare_ops(list(configs), opts) if prepare else run(configs[0], opts)
     except UsageError as e:

@@ -10,15 +10,16 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+import click
 
 from ..base.fsio import UnreadableFile
 from ..base.version import __version__
 from ..model.document import Document
-from ..model.view import Settings, View
-from ..pipeline import lint_bytes, lint_path
+from ..model.view import View
+from ..pipeline import FileSetup, Options, Pipeline, Result, Run, lint_bytes
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # the exit codes every command shares
-from ..rules.engine import Selection
 from ..verify import cache
 from ..verify.ops import build_ops
 from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
@@ -40,7 +41,7 @@ class VerifyOptions:
     steps: int = 3
     timeout: float = 300.0  # the run only
     build_timeout: float = 1800.0  # the op build phase (zerolint/verify/ops.py)
-    target: str = "auto"
+    target: str | None = None  # None: the project's target (as for check), else auto
     formats: tuple = ("text",)
     outputs: tuple = ()
     no_cache: bool = False
@@ -49,9 +50,11 @@ class VerifyOptions:
     client_optimizer: str = "auto"
     unsafe_fixes: bool = False
     prefer: tuple = ()
-    fail_on: str = "error"
-    select: list = field(default_factory=lambda: ["ALL"])
-    ignore: list = field(default_factory=list)
+    fail_on: str | None = None  # None: the project's fail-on, else error
+    select: tuple = ()  # () : the project's selection (as for check)
+    ignore: tuple = ()
+    isolated: bool = False  # ignore every zerolint config file in the tree (check --isolated)
+    config_file: str | None = None  # this zerolint config for the file instead of the nearest one (check --config)
     quiet: bool = False
     color: bool = True
     keep: str | None = None  # keep the run's files (spec, log, results) under this directory
@@ -143,12 +146,50 @@ def _read_for_deepspeed(doc: Document, target: str) -> tuple[dict | None, dict |
     return data, None
 
 
+def pipeline_for(configs: list[str], opts: VerifyOptions) -> Pipeline:
+    """The pipeline verify's static phase goes through, as `check CONFIG` with the same options: each file's
+    settings from the nearest .zerolint.toml / [tool.zerolint] (unless --isolated or --config), its selection,
+    its project's policy rules, suppressions and baseline."""
+    from ..project.settings import ConfigError
+
+    try:
+        return Pipeline(Options(files=tuple(configs), target=opts.target, select=tuple(opts.select),
+                                ignore=tuple(opts.ignore), fail_on=opts.fail_on, isolated=opts.isolated,
+                                config_file=opts.config_file))
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+
+
+def static_phase(pipeline: Pipeline, config: str) -> tuple[FileSetup, Result]:
+    """CONFIG's settings and its static findings (before suppressions), exactly as the pipeline lints it for
+    `check`. A usage error for what verify cannot run: stdin, an Accelerate YAML, an unreadable file, a broken
+    zerolint config, an unknown rule code."""
+    from ..project.settings import ConfigError
+    from .options import _check_rule_codes
+
+    if config == "-" or config.lower().endswith((".yaml", ".yml")):
+        raise UsageError(f"{config}: verify runs a DeepSpeed config file; for an Accelerate YAML, verify the "
+                         "deepspeed_config_file it names with --target accelerate")
+    try:
+        setup = pipeline.setup(config)
+        for codes, option in ((pipeline.options.select, "--select"), (pipeline.options.ignore, "--ignore")):
+            _check_rule_codes(list(codes), option, setup.rules)
+        [result] = pipeline.lint_one(config)
+    except UnreadableFile as e:
+        raise UsageError(str(e)) from None
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    except click.BadParameter as e:
+        raise UsageError(e.format_message()) from None
+    return setup, result
+
+
 def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerator: str, device_kind: str,
-                progress: Progress, static=None, doc: Document | None = None) -> RunReport:
-    settings = Settings(target=opts.target)
-    selection = Selection(select=opts.select, ignore=opts.ignore)
+                progress: Progress, setup: FileSetup, static=None, doc: Document | None = None) -> RunReport:
+    """Run `text` (CONFIG's, or its fixed text) with `setup`'s settings and selection (pipeline.setup)."""
+    settings, selection = setup.settings, setup.selection
     if doc is None or static is None:
-        res = lint_bytes(text.encode("utf-8"), path, settings, selection)
+        res = lint_bytes(text.encode("utf-8"), path, settings, selection, setup.limits, setup.rules)
         doc, static = res.document, res.diagnostics
     view = View(doc, settings)
     data, reader_error = _read_for_deepspeed(doc, view.target)
@@ -198,13 +239,20 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
     return analyse(rep, selection)
 
 
-def _fixed(text: str, path: str, opts: VerifyOptions) -> tuple[dict, str | None]:
-    """zerolint's fix of the text (zerolint.fix.fix_text), or why there is none."""
+def _fixed(text: str, path: str, opts: VerifyOptions, setup: FileSetup | None = None,
+           protected=None) -> tuple[dict, str | None]:
+    """zerolint's fix of the text (zerolint.fix.fix_text) with the file's settings, selection and rules, never
+    fixing a finding a suppression or the baseline hides (`protected`), as `check --fix` does; or why there is
+    none."""
     try:
         from ..fix.engine import fix_text
     except ImportError:
         return {"available": False, "reason": "fix engine not available (zerolint.fix.fix_text not found)"}, None
-    result = fix_text(text, path, Settings(target=opts.target), unsafe=opts.unsafe_fixes, prefer=opts.prefer)
+    if setup is None:
+        result = fix_text(text, path, unsafe=opts.unsafe_fixes, prefer=opts.prefer)
+    else:
+        result = fix_text(text, path, setup.settings, setup.selection, unsafe=opts.unsafe_fixes, prefer=opts.prefer,
+                          rules=setup.rules, protected=protected)
     info = {"available": True, "applied": [a.to_json() for a in result.applied],
             "failed": [a.to_json() for a in result.failed], "fixed_text": result.text}
     if result.skipped:
@@ -228,18 +276,16 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
     nothing else (for Docker images and CI setup steps). 0 when every op is ready, 2 otherwise."""
     _need_torch_and_deepspeed()
     accelerator, device_kind = _device(opts)
-    settings = Settings(target=opts.target)
+    pipeline = pipeline_for(configs, opts)
     ops: list[str] = []
     for config in configs:
-        try:
-            res = lint_path(config, settings, Selection(select=["ALL"]))
-        except UnreadableFile as e:
-            raise UsageError(str(e)) from None
-        data, reader_error = _read_for_deepspeed(res.document, View(res.document, settings).target)
+        setup, res = static_phase(pipeline, config)  # the target the run will have (the project's settings)
+        target = View(res.document, setup.settings).target
+        data, reader_error = _read_for_deepspeed(res.document, target)
         if reader_error is not None:
             raise UsageError(f"{config}: {reader_error['reader_name']} cannot read it: {reader_error['message']}")
         try:
-            plan = build_plan(data, target=View(res.document, settings).target, world_size=opts.gpus,
+            plan = build_plan(data, target=target, world_size=opts.gpus,
                               steps=opts.steps, precision=opts.precision, client_optimizer=opts.client_optimizer,
                               model=model_spec(parse_params(opts.params), opts.seq_len), tmpdir=tempfile.gettempdir())
         except ValueError as e:
@@ -266,8 +312,6 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
 
 
 def run(config: str, opts: VerifyOptions) -> int:
-    from ..report.output import make_summary
-
     _need_torch_and_deepspeed()
     if opts.params is not None:
         try:
@@ -275,37 +319,43 @@ def run(config: str, opts: VerifyOptions) -> int:
         except ValueError as e:
             raise UsageError(f"--params: {e}") from None
     accelerator, device_kind = _device(opts)
-    settings = Settings(target=opts.target)
-    selection = Selection(select=opts.select, ignore=opts.ignore)
-    try:
-        res = lint_path(config, settings, selection)
-    except UnreadableFile as e:
-        raise UsageError(str(e)) from None
+    pipeline = pipeline_for([config], opts)
+    setup, res = static_phase(pipeline, config)
     color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     progress = Progress(enabled=not opts.quiet, rich=color)
     with signals_as_interrupt():  # SIGTERM/SIGHUP stop the run as Ctrl-C does (the CLI exits 128 + signal)
         reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
-                               static=res.diagnostics, doc=res.document)]
+                               setup, static=res.diagnostics, doc=res.document)]
         compare = None
         if opts.compare_fix:
-            compare, fixed = _fixed(res.document.text, config, opts)
+            compare, fixed = _fixed(res.document.text, config, opts, setup, pipeline.suppressions().hides(config))
             if fixed is not None:
-                reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress))
+                reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress, setup))
                 compare["fixed_verdict"] = reports[1].status
-    documents = {config: reports[0].doc}
-    diagnostics = reports[0].diagnostics
-    summary = make_summary(diagnostics, 1)
+    diagnostics, summary, documents = _through_suppressions(pipeline, reports[0])
     summary["verify"] = reports[0].status
     _emit(reports, compare, documents, summary, opts)
-    from ..model.diagnostics import Severity
+    return EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK
 
-    threshold = Severity.parse(opts.fail_on).rank
-    return EXIT_FINDINGS if any(d.severity.rank >= threshold for d in diagnostics) else EXIT_OK
+
+def _through_suppressions(pipeline: Pipeline, rep: RunReport) -> tuple[list, dict, dict]:
+    """The report's static and verify findings through the project's suppressions and baseline, as `check`
+    filters its findings (with ZL090 for an unused entry); (findings, summary, documents). Keeps in `rep` only
+    what is reported."""
+    from ..project.settings import ConfigError
+
+    run = Run(results=[Result(rep.path, rep.doc, rep.static + rep.verify)], paths=[rep.path])
+    try:
+        diagnostics, summary = pipeline.findings(run)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    kept, from_run = {id(d) for d in diagnostics}, {id(d) for d in rep.verify}
+    rep.verify = [d for d in rep.verify if id(d) in kept]
+    rep.static = [d for d in diagnostics if id(d) not in from_run]  # ZL090 included
+    return diagnostics, summary, pipeline.documents(run)
 
 
 def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
-    import click
-
     formats = tuple(opts.formats or ("text",))
     try:
         files = pair_outputs(formats, opts.outputs)  # the same --format/--output pairing as check

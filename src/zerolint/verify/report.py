@@ -38,7 +38,10 @@ class RunReport:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return sorted(self.static + self.verify, key=Diagnostic.sort_key)
+        """In check's order: the config's findings (verify's among them) sorted, then those in other files (ZL090
+        for an unused suppression, located in the zerolint config)."""
+        own = [d for d in self.static + self.verify if d.file == self.path]
+        return sorted(own, key=Diagnostic.sort_key) + [d for d in self.static if d.file != self.path]
 
 
 def _diag(doc: Document, rule, finding: Finding, selection: Selection | None) -> Diagnostic | None:
