@@ -6,11 +6,8 @@ import json
 import os
 from typing import Any
 
-from .base.fsio import Limits
 from .model.diagnostics import Diagnostic
-from .model.view import Settings
-from .pipeline import lint_bytes, lint_path
-from .rules.engine import Selection
+from .pipeline import Options, Pipeline
 
 
 def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
@@ -20,7 +17,10 @@ def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None
     `deepspeed.initialize(config=...)`; a path ending in .yaml/.yml is an Accelerate config, linted with the
     DeepSpeed config it names. `training_args`: a TrainingArguments (or its dict / JSON dump, or a path to one)
     whose values the HF Trainer compares with the config (ZL523); the target then defaults to hf. Returns the
-    diagnostics, most severe first in each file order."""
+    diagnostics, most severe first in each file order.
+
+    A thin shell over the pipeline (pipeline.py), as `zerolint check --isolated` with these options: the arguments
+    are the settings; no zerolint config file (.zerolint.toml, [tool.zerolint], a baseline) is read."""
     args = None
     if training_args is not None:
         from .model.trainer import training_args_dict
@@ -28,20 +28,18 @@ def lint(config: Any, target: str = "auto", deepspeed_version: str | None = None
         args = training_args_dict(training_args)
         target = "hf" if target == "auto" else target
         world_size = world_size or args.get("world_size")
-    settings = Settings(target=target, deepspeed_version=deepspeed_version, world_size=world_size,
-                        training_args=args)
-    selection = Selection(select=select or ["ALL"], ignore=ignore or [])
-    if isinstance(config, (str, os.PathLike)) and os.fspath(config).lower().endswith((".yaml", ".yml")):
-        from .pipeline import lint_accelerate
-
-        return [d for r in lint_accelerate(os.fspath(config), settings, selection, Limits()) for d in r.diagnostics]
+    is_path = isinstance(config, os.PathLike) or (isinstance(config, str) and not config.lstrip().startswith("{"))
+    options = Options(files=(os.fspath(config),) if is_path else (), target=target, world_size=world_size,
+                      deepspeed_version=deepspeed_version, select=tuple(select or ()), ignore=tuple(ignore or ()),
+                      training_args=args, isolated=True)
+    pipeline = Pipeline(options)
+    if is_path:  # raises base.fsio.UnreadableFile
+        return [d for r in pipeline.lint_one(os.fspath(config)) for d in r.diagnostics]
     if isinstance(config, dict):
-        return lint_bytes(json.dumps(config, indent=2).encode(), "<dict>", settings, selection).diagnostics
-    if isinstance(config, os.PathLike) or (isinstance(config, str) and not config.lstrip().startswith("{")):
-        return lint_path(os.fspath(config), settings, selection).diagnostics
+        return pipeline.lint_data(json.dumps(config, indent=2).encode(), "<dict>").diagnostics
     if isinstance(config, bytes):
-        return lint_bytes(config, "<bytes>", settings, selection).diagnostics
-    return lint_bytes(str(config).encode(), "<string>", settings, selection).diagnostics
+        return pipeline.lint_data(config, "<bytes>").diagnostics
+    return pipeline.lint_data(str(config).encode(), "<string>").diagnostics
 
 
 # -- the Python helper for training scripts ---------------------------------------------------------------------------

@@ -284,6 +284,12 @@ class Pipeline:
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         return [lint_path(path, s.settings, s.selection, s.limits, s.rules)]
 
+    def lint_data(self, data: bytes, name: str) -> Result:
+        """Bytes that no file holds (the API's text, bytes or dict), linted as stdin is: with the settings of
+        `Options.stdin_filename`, else the working directory's."""
+        s = self.setup("-")
+        return lint_bytes(data, name, s.settings, s.selection, s.limits, s.rules)
+
     def lint(self) -> Run:
         from .base.fsio import UnreadableFile
 
