@@ -89,12 +89,11 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
     cmd = [python, "-m", "zerolint.verify.ops", "--ext", ext_dir, "--progress", progress, *todo]
     watch = _Watch(record, todo, {op: not is_built(ext_dir, op) for op in todo}, say, note)
     t0 = time.monotonic()
-    proc = None
+    proc, seen = None, 0
     try:
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True, cwd=work)
-            seen = 0
             while True:
                 done = proc.poll() is not None
                 events = _events(progress)
@@ -117,7 +116,9 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
                 record.update(status="build-failed", op=op, phase=f"build {op}", log_tail=_tail(log_path))
                 record["ops"].setdefault(op, {"status": "failed", "error": f"the build child exited with code "
                                                                           f"{proc.returncode}"})
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP turned into one
+        for ev in _events(progress)[seen:]:  # what the child had started: "interrupted while building X" says so
+            watch.event(ev)
         if proc is not None:
             kill_run(proc, run_id)
         raise
