@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-import click
+from ..base.console import echo
 
 
 def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False) -> int:
@@ -22,7 +22,7 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
     diff, fix_only = o.fix == "diff", o.fix == "fix-only"
     for f in run.fixes:
         if diff and f.result is not None and f.result.changed:
-            click.echo(unified_diff(f.path, f.original, f.result.text), nl=False)
+            echo(unified_diff(f.path, f.original, f.result.text), nl=False)
     if run.stdin_out is not None:
         sys.stdout.buffer.write(run.stdin_out)
         sys.stdout.flush()
@@ -36,20 +36,20 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
 
         documents = pipeline.documents(run)
         for d in remaining:  # no "All checks passed" line: the "Upgraded ..." line below counts what remains
-            click.echo("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
+            echo("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
     elif not diff and not fix_only:
         if to_err:
             for fmt in formats:
-                click.echo(render(fmt, remaining, pipeline.documents(run), summary, quiet=o.quiet), nl=False, err=True)
+                echo(render(fmt, remaining, pipeline.documents(run), summary, quiet=o.quiet), nl=False, err=True)
         else:
             emit(formats, o.outputs, remaining, pipeline.documents(run), summary, quiet=o.quiet, color=o.color)
     for f in run.fixes:
         for a in (f.result.failed if f.result is not None else []):
             d = a.diagnostic
-            click.echo(safe(f"zerolint: {f.path}:{d.line}:{d.column}: {d.code} fix not applied "
+            echo(safe(f"zerolint: {f.path}:{d.line}:{d.column}: {d.code} fix not applied "
                             f"({a.fix.description}): {a.reason}"), err=True)
         if f.note and f.written:
-            click.echo(safe(f"zerolint: {f.path}: {f.note}"), err=True)
+            echo(safe(f"zerolint: {f.path}: {f.note}"), err=True)
     written = [f for f in run.fixes if f.result is not None and f.written]
     fixed, n_files = sum(len(f.result.applied) for f in written), sum(f.result.changed for f in written)
     head = "Would fix" if diff else verb
@@ -63,9 +63,9 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
     if choices:
         line += f" {choices} with alternatives: pick one with --prefer CHOICE."
     plain_text = not to_err and not o.outputs and formats == ("text",)
-    click.echo(line, err=not plain_text)
+    echo(line, err=not plain_text)
     for msg in [*run.refused, *run.unreadable]:
-        click.echo(f"zerolint: error: {safe(msg)}", err=True)
+        echo(f"zerolint: error: {safe(msg)}", err=True)
     if run.unreadable or run.refused:
         return EXIT_USAGE
     if diff:
@@ -82,5 +82,5 @@ def _print_applied(run, diff: bool, err: bool) -> None:
         if f.result is not None and f.written:
             for a in f.result.applied:
                 d = a.diagnostic
-                click.echo(safe(f"{f.path}:{d.line}:{d.column}: {'would ' if diff else ''}{a.fix.description}"),
+                echo(safe(f"{f.path}:{d.line}:{d.column}: {'would ' if diff else ''}{a.fix.description}"),
                            err=err)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-import click
+from ..base.console import echo
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -45,7 +45,7 @@ def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=T
         from ..base.escape import safe_line
 
         for msg in errors:
-            click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+            echo(f"zerolint: error: {safe_line(msg)}", err=True)
         _exit(EXIT_USAGE)
 
 
@@ -56,6 +56,8 @@ def pair_outputs(formats, outputs) -> dict[int, str]:
         outputs = (outputs,)
     outputs = tuple(outputs or ())
     if len(outputs) > len(formats):
+        import click  # a usage error of the command line (the fast `check` path declines such a command line)
+
         raise click.UsageError(f"{len(outputs)} --output files but {len(formats)} --format; give a --format for each "
                                "file (the last formats go to the files)")
     return dict(zip(range(len(formats) - len(outputs), len(formats)), outputs))
@@ -99,7 +101,7 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
 
                 print_rich(diagnostics, documents, summary, quiet=quiet)
             else:
-                click.echo(render(fmt, diagnostics, documents, summary, quiet=quiet), nl=False)
+                echo(render(fmt, diagnostics, documents, summary, quiet=quiet), nl=False)
     except OSError as e:  # EPIPE (`| head` closed early), ENOSPC (> /dev/full), ...
         errors.append(_stdout_lost(e))
     return errors
@@ -135,5 +137,7 @@ def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
     try:
         module = importlib.import_module(f".{fmt}", __package__)
     except ImportError:
+        import click
+
         raise click.UsageError(f"format {fmt!r} is not available in this build") from None
     return module.render(diagnostics, documents, summary)

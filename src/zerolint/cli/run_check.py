@@ -1,6 +1,6 @@
-"""`zerolint check`: lint DeepSpeed configs, or fix them (--fix, --diff), and report. A thin shell over
-pipeline.Pipeline: the options become a pipeline.Options (cli/options.py), the pipeline lints or fixes every file
-with its own settings, report/output.py renders and picks the exit code."""
+"""The body of `zerolint check`, free of click: it runs under the click command (cli/check.py) and under the fast
+path (cli/fast.py) alike. Lints or fixes through pipeline.Pipeline, prints, and ends with the exit code
+(SystemExit). A rule code that names no rule raises spec.OptionError before anything is printed."""
 
 from __future__ import annotations
 
@@ -8,29 +8,21 @@ import dataclasses
 import os
 import sys
 
-import click
-
+from ..base.console import echo
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _exit, default_formats, emit_reports
-from .options import CheckCommand, _check_rule_codes, build_options, lint_options
+from .spec import check_rule_codes
 
 
-@click.command(cls=CheckCommand)
-@click.argument("files", nargs=-1)
-@lint_options
-def check(files, **kw) -> None:
-    """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
+def run_check(options, show_settings: bool = False, training_args: str | None = None) -> None:
     from ..pipeline import Pipeline
     from ..project.settings import ConfigError
 
-    options = build_options(files, kw)
-    if not options.files and not kw["show_settings"]:
-        raise click.UsageError("Missing argument 'FILES...'.")
     try:
-        if kw["training_args"] is not None:
+        if training_args is not None:
             from ..model.trainer import TrainingArgsError, training_args_dict
 
             try:
-                options = dataclasses.replace(options, training_args=training_args_dict(kw["training_args"]))
+                options = dataclasses.replace(options, training_args=training_args_dict(training_args))
             except TrainingArgsError as e:
                 raise ConfigError(f"--training-args: {e}") from None
         pipeline = Pipeline(options)
@@ -38,11 +30,11 @@ def check(files, **kw) -> None:
     except ConfigError as e:
         _fail(str(e))
     known = first.ruleset()  # the built-in rules and the first file's policy rules
-    _check_rule_codes(list(options.select), "--select", known)
-    _check_rule_codes(list(options.ignore), "--ignore", known)
-    _check_rule_codes([c for c, _ in options.severity], "--severity", known)
-    if kw["show_settings"]:
-        click.echo(first.show(), nl=False)
+    check_rule_codes(list(options.select), "--select", known)
+    check_rule_codes(list(options.ignore), "--ignore", known)
+    check_rule_codes([c for c, _ in options.severity], "--severity", known)
+    if show_settings:
+        echo(first.show(), nl=False)
         sys.exit(EXIT_OK)
     if options.fix != "none":
         from .fix import report_fixes
@@ -71,7 +63,7 @@ def check(files, **kw) -> None:
     from ..base.escape import safe_line  # file names can hold terminal escapes and newlines too
 
     for msg in [*run.unreadable, *failed_outputs]:
-        click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+        echo(f"zerolint: error: {safe_line(msg)}", err=True)
     if run.unreadable or failed_outputs:
         _exit(EXIT_USAGE)
     _exit(EXIT_FINDINGS if failing else EXIT_OK)
@@ -83,15 +75,15 @@ def _write_baseline(pipeline, run, first) -> None:
     diagnostics, _ = pipeline.suppressions().apply(run.results)
     target_file = pipeline.options.write_baseline or os.path.relpath(first.baseline_path(for_writing=True))
     count = write_baseline(target_file, diagnostics)
-    click.echo(f"zerolint: wrote {count} baseline {'entry' if count == 1 else 'entries'} "
-               f"({len(diagnostics)} findings) to {target_file}", err=True)
+    echo(f"zerolint: wrote {count} baseline {'entry' if count == 1 else 'entries'} "
+         f"({len(diagnostics)} findings) to {target_file}", err=True)
     from ..base.escape import safe_line
 
     for msg in run.unreadable:
-        click.echo(f"zerolint: error: {safe_line(msg)}", err=True)
+        echo(f"zerolint: error: {safe_line(msg)}", err=True)
     sys.exit(EXIT_USAGE if run.unreadable else EXIT_OK)
 
 
 def _fail(message: str):
-    click.echo(f"zerolint: error: {message}", err=True)
+    echo(f"zerolint: error: {message}", err=True)
     sys.exit(EXIT_USAGE)

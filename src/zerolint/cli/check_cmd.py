@@ -1,0 +1,26 @@
+"""`zerolint check` as a click command: lint DeepSpeed configs, or fix them (--fix, --diff), and report. The
+options come from cli/spec.py's table (cli/options.py makes them click options), become a pipeline.Options, and
+cli/run_check.py does the rest, the same body the fast path (cli/fast.py) runs without click."""
+
+from __future__ import annotations
+
+import click
+
+from .options import CheckCommand, click_build_options, lint_options
+from .spec import OptionError
+
+
+@click.command(cls=CheckCommand)
+@click.argument("files", nargs=-1)
+@lint_options
+def check(files, **kw) -> None:
+    """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
+    from .run_check import run_check
+
+    options = click_build_options(files, kw)
+    if not options.files and not kw["show_settings"]:
+        raise click.UsageError("Missing argument 'FILES...'.")
+    try:
+        run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"])
+    except OptionError as e:
+        raise click.BadParameter(e.message, param_hint=e.hint) from None

@@ -1,0 +1,216 @@
+"""The options of `check`, declared once as data, with no click in sight.
+
+Two readers share this table: cli/options.py builds the click command from it (so `--help`, click's messages and
+every other command stay click's), and cli/fast.py reads the common case `zerolint check [options] FILES...` from
+it without importing click (click is ~34 ms of a ~95 ms one-file check in a normal install). Both turn the values
+into the same pipeline.Options through `build_options`, which raises OptionError (click-free) for a bad value.
+"""
+
+from __future__ import annotations
+
+import os
+
+TARGETS = ("auto", "deepspeed", "hf", "accelerate")
+FORMATS = ("text", "json", "sarif", "github", "junit")
+LEVELS = ("error", "warning", "info")
+
+
+class Opt:
+    """One option of `check`. kind: "flag" (is_flag), "value" (a string), "int" (an integer in [low, high]),
+    "choice" (one of `choices`), "path" (a file name: not an existing directory, readable, writable if asked),
+    "optional-value" (a value that may be left out: the flag value is ""). `multiple`: repeatable, a tuple."""
+
+    __slots__ = ("flags", "dest", "kind", "multiple", "choices", "low", "high", "writable", "metavar", "help")
+
+    def __init__(self, flags: tuple[str, ...], dest: str, kind: str = "value", *, multiple: bool = False,
+                 choices: tuple[str, ...] = (), low: int | None = None, high: int | None = None,
+                 writable: bool = False, metavar: str | None = None, help: str = "") -> None:
+        self.flags, self.dest, self.kind, self.multiple = flags, dest, kind, multiple
+        self.choices, self.low, self.high, self.writable = choices, low, high, writable
+        self.metavar, self.help = metavar, help
+
+    def default(self):
+        return False if self.kind == "flag" else () if self.multiple else None
+
+
+CHECK_OPTIONS = (
+    Opt(("--format",), "formats", "choice", multiple=True, choices=FORMATS,
+        help="Output format (repeatable). Default: text, or github when GITHUB_ACTIONS=true and no --output."),
+    Opt(("--output", "-o"), "outputs", "path", multiple=True, writable=True,
+        help="Write a report to FILE (repeatable: the last N formats go to the N files, in order; the others to "
+             "stdout). `--format text --format sarif -o zerolint.sarif`."),
+    Opt(("--target",), "target", "choice", choices=TARGETS,
+        help="Who reads the config: raw DeepSpeed, the HF Trainer, Accelerate; auto = hf when the file holds "
+             '"auto" values, else deepspeed [default: auto].'),
+    Opt(("--world-size",), "world_size", "int", low=1,
+        help="Data-parallel world size the job runs with (enables the batch-size equation)."),
+    Opt(("--deepspeed-version",), "deepspeed_version", metavar="X.Y.Z",
+        help="DeepSpeed version to check against [default: the installed one, else 0.19.8]."),
+    Opt(("--fail-on",), "fail_on", "choice", choices=LEVELS,
+        help="Exit 1 when a finding at or above this severity is reported [default: error]."),
+    Opt(("--select",), "select", multiple=True,
+        help="Rules to run (codes, prefixes like ZL2, names; comma-separated)."),
+    Opt(("--ignore",), "ignore", multiple=True, help="Rules to skip (codes, prefixes, names; comma-separated)."),
+    Opt(("--severity",), "severity_overrides", multiple=True, metavar="CODE=LEVEL",
+        help="Override a rule's severity, e.g. --severity ZL401=warning."),
+    Opt(("--quiet", "-q"), "quiet", "flag", help="Print only the summary line (text format)."),
+    Opt(("--no-color",), "no_color", "flag", help="Never colour the text output."),
+    Opt(("--stdin-filename",), "stdin_filename", help="Name to report for `-` (stdin)."),
+    Opt(("--max-bytes",), "max_bytes", "int", low=1, help="Largest file to read [default: 16 MiB]."),
+    Opt(("--max-depth",), "max_depth", "int", low=1, high=5000, help="Deepest nesting to parse [default: 256]."),
+    Opt(("--exclude",), "exclude", multiple=True, help="Glob of paths to skip when expanding directories."),
+    Opt(("--max-findings-per-file",), "max_findings_per_file", "int", low=0, metavar="N",
+        help="Show at most N findings per file, errors first (0: no limit) [default: 1000]. The counts and the exit "
+             "code still include every finding."),
+    Opt(("--max-findings",), "max_findings", "int", low=0, metavar="N",
+        help="Show at most N findings in the whole report (0: no limit) [default: 10000]."),
+    Opt(("--config",), "config_file", "path",
+        help="Use this zerolint config (.zerolint.toml or pyproject.toml) for every file instead of the nearest one "
+             "above each file."),
+    Opt(("--isolated",), "isolated", "flag",
+        help="Ignore every zerolint config file in the tree (.zerolint.toml, [tool.zerolint], the default "
+             "baseline): for untrusted checkouts such as pull requests. --config and --baseline still apply."),
+    Opt(("--show-settings",), "show_settings", "flag",
+        help="Print the resolved settings, and where each came from, for the first file (or the working directory) "
+             "and exit."),
+    Opt(("--baseline",), "baseline", "path",
+        help="Hide the findings recorded in this baseline file (see --write-baseline)."),
+    Opt(("--write-baseline",), "write_baseline", "optional-value", metavar="[FILE]",
+        help="Record every current finding in a baseline file [default: the config's `baseline`, else "
+             ".zerolint-baseline.json] and exit 0."),
+    Opt(("--training-args",), "training_args", "path", metavar="FILE.json",
+        help="A TrainingArguments dump (args.to_json_string()): report every value the HF Trainer would reject as "
+             "a mismatch with the DeepSpeed config."),
+    Opt(("--fix",), "fix", "flag", help="Apply the safe fixes in place, then report what remains."),
+    Opt(("--unsafe-fixes",), "unsafe_fixes", "flag",
+        help="With --fix/--diff also apply the unsafe fixes (they change behaviour); alone, count them as "
+             "available."),
+    Opt(("--diff",), "diff", "flag", help="Print the fixes as a unified diff and write nothing (exit 1 if any)."),
+    Opt(("--fix-only",), "fix_only", "flag", help="Apply the fixes and do not report the remaining findings."),
+    Opt(("--prefer",), "prefer", multiple=True, metavar="CHOICE",
+        help="Pick this alternative where a finding offers several (e.g. --prefer bf16); repeatable."),
+    Opt(("--params",), "params", metavar="N",
+        help="Model size (125M, 7B, 70e9) for the memory rules (ZL801, with --gpu-memory)."),
+    Opt(("--model",), "model_config", metavar="CONFIG.JSON",
+        help="A Hugging Face config.json giving the model size and shape (no weights are read)."),
+    Opt(("--gpu-memory",), "gpu_memory", metavar="SIZE", help="Memory per GPU, e.g. 24GB, 80GB (GB = GiB)."),
+    Opt(("--host-memory",), "host_memory", metavar="SIZE", help="Host memory per node, e.g. 512GB."),
+    Opt(("--gpus-per-node",), "gpus_per_node", "int", low=1,
+        help="GPUs per node [default: the world size, one node] (memory rules)."),
+)
+
+
+class OptionError(Exception):
+    """A bad option value: click's command turns it into click.BadParameter (usage, message, exit 2); the fast
+    path hands the whole command line to click, which says the same."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def split_codes(values) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def parse_severity_overrides(values) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise OptionError(f"{v!r}: expected CODE=LEVEL, e.g. ZL301=warning", "--severity")
+        code, level = v.split("=", 1)
+        if level.strip().lower() not in LEVELS:
+            raise OptionError(f"{v!r}: level must be error, warning or info", "--severity")
+        out[code.strip()] = level.strip().lower()
+    return out
+
+
+def check_rule_codes(codes, option: str, ruleset=None) -> None:
+    """Each code must name a rule of `ruleset` (default: the built-in one; pass the project's, with its policies)."""
+    from ..rules.ruleset import RuleSet
+
+    rules = (ruleset or RuleSet.builtin()).known()
+    for c in codes:
+        if c.upper() == "ALL" or c.upper() == "ZL" or any(
+            c.lower() == r.name or r.code.startswith(c.upper()) or c in r.aliases for r in rules
+        ):
+            continue
+        from ..base.suggest import closest
+
+        hint = closest(c, [r.code for r in rules] + [r.name for r in rules])
+        raise OptionError(f"unknown rule {c!r}" + (f"; did you mean {hint!r}?" if hint else ""), option)
+
+
+def rewrite_write_baseline(args: list[str]) -> list[str]:
+    """`--write-baseline` takes an optional value, so click would read `--write-baseline configs` as the baseline
+    FILE `configs` and then miss FILES. A following word that is a directory or an existing file that is not a
+    baseline is a FILES argument (the option becomes `--write-baseline=`); `--write-baseline=FILE` always names the
+    baseline."""
+    args = list(args)
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--":
+            break
+        nxt = args[i + 1]
+        if arg == "--write-baseline" and (os.path.isdir(nxt) or (os.path.isfile(nxt) and not is_baseline_file(nxt))):
+            args[i] = "--write-baseline="  # the default baseline file; `nxt` stays a FILES argument
+    return args
+
+
+def is_baseline_file(path: str) -> bool:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("zerolint-baseline") is not None
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
+
+
+def build_options(files: tuple[str, ...], kw: dict):
+    """pipeline.Options from the parsed options (a dict by Opt.dest): validated; a bad value raises OptionError."""
+    from ..base.fsio import Limits
+    from ..model.versions import Version
+    from ..pipeline import Options
+    from ..report.cap import MAX_PER_FILE, MAX_PER_REPORT
+
+    if kw["deepspeed_version"] is not None:
+        try:
+            Version(kw["deepspeed_version"])
+        except ValueError as e:
+            raise OptionError(str(e), "--deepspeed-version") from None
+    overrides = parse_severity_overrides(kw["severity_overrides"])
+    memory = _memory_settings(kw["params"], kw["model_config"], kw["gpu_memory"], kw["host_memory"],
+                              kw["gpus_per_node"])
+    fix = "diff" if kw["diff"] else "fix-only" if kw["fix_only"] else "fix" if kw["fix"] else "none"
+    limits = Limits(**{k: kw[k] for k in ("max_bytes", "max_depth") if kw[k] is not None})
+    caps = (MAX_PER_FILE if kw["max_findings_per_file"] is None else kw["max_findings_per_file"],
+            MAX_PER_REPORT if kw["max_findings"] is None else kw["max_findings"])
+    return Options(
+        files=tuple(files), exclude=tuple(kw["exclude"]), target=kw["target"], world_size=kw["world_size"],
+        deepspeed_version=kw["deepspeed_version"], select=tuple(split_codes(kw["select"])),
+        ignore=tuple(split_codes(kw["ignore"])), severity=tuple(overrides.items()), fail_on=kw["fail_on"],
+        limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
+        write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
+        prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
+        color=not kw["no_color"], stdin_filename=kw["stdin_filename"])
+
+
+def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:
+    """Validate --params/--model/--gpu-memory/--host-memory up front; the Settings fields they set."""
+    if params is None and model_config is None and gpu_memory is None and host_memory is None:
+        return ()
+    from ..estimate.memory import parse_bytes
+    from ..estimate.modelspec import ModelSpecError, resolve
+
+    try:
+        resolve(params=params, model=model_config)
+    except ModelSpecError as e:
+        raise OptionError(str(e), "--model" if model_config else "--params") from None
+    for value, hint in ((gpu_memory, "--gpu-memory"), (host_memory, "--host-memory")):
+        if value is not None:
+            try:
+                parse_bytes(value)
+            except ValueError as e:
+                raise OptionError(str(e), hint) from None
+    return (("params", params), ("model", model_config), ("gpu_memory", gpu_memory), ("host_memory", host_memory),
+            ("gpus_per_node", gpus_per_node))
