@@ -10,7 +10,7 @@ import sys
 import click
 
 from ..base.version import __version__
-from ..report.output import EXIT_USAGE
+from ..report.output import EXIT_INTERRUPTED, EXIT_USAGE
 from .check_cmd import check
 from .options import TARGETS, _split_codes
 from .process import as_cli_process
@@ -22,6 +22,16 @@ class _Main(click.Group):
         thresholds hold for this call only, and a real `zerolint` process leaves without the interpreter's teardown.
         """
         return as_cli_process(lambda: super(_Main, self).main(*args, **kwargs))
+
+    def invoke(self, ctx):
+        """Ctrl-C in any command exits 130 (128 + SIGINT), as shells and CI expect of an interrupted program; click
+        alone would print "Aborted!" and exit 1, which reads like findings. verify stops its processes first."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(err=True)
+            click.echo("zerolint: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})

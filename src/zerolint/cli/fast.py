@@ -132,15 +132,22 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
 
 
 def _fast_as_click(args: list[str]) -> bool:
-    """fast_check with the endings click's standalone mode gives a command: Ctrl-C or EOF prints "Aborted!" (exit
-    1), a closed stdout (EPIPE) exits 1 quietly, a click error raised by a lower layer is shown (exit 2)."""
+    """fast_check with the endings the click group gives a command: Ctrl-C prints "zerolint: interrupted" (exit 130,
+    cli/app.py), EOF "Aborted!" (exit 1), a closed stdout (EPIPE) exits 1 quietly, a click error raised by a lower
+    layer is shown (exit 2)."""
+    from ..base.console import echo
+
     try:
         if not fast_check(args):
             return False
         sys.exit(0)  # run_check always exits; click's ctx.exit() would say 0
-    except (EOFError, KeyboardInterrupt):
-        from ..base.console import echo
+    except KeyboardInterrupt:
+        from ..report.output import EXIT_INTERRUPTED
 
+        echo(err=True)
+        echo("zerolint: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except EOFError:
         echo(err=True)
         echo("Aborted!", err=True)
         sys.exit(1)

@@ -8,6 +8,7 @@ import sys
 from ..base.console import echo
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C, as shells report it
 
 
 def _exit(code: int) -> None:
