@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 # SIGINT arrives half a second into main(), while `check -` waits on a stdin that never ends (or still imports).
