@@ -13,6 +13,9 @@ from conftest import ROOT
 # SIGINT arrives half a second into main(), while `check -` waits on a stdin that never ends (or still imports).
 INTERRUPT_MAIN = """
 import os, signal, sys
+# A shell without job control starts background jobs with SIGINT ignored, and Python keeps it ignored (seen when
+# the test command ran under `cmd &`): give the child the terminal's handler, as an interactive shell would.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from zerolint.cli.fast import main
 sys.argv = ["zerolint", *sys.argv[1:]]
 signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
