@@ -36,6 +36,7 @@ done
 echo "load: $load busy process(es); $(nproc) cores; $(uptime)"
 one_run() {  # $1: run number; prints its line, returns its exit code
   local i=$1 clone="$work/run$1" home="$work/home$1" tmp="$work/tmp$1" start rc wall summary
+  shift  # the rest are pytest's arguments
   mkdir -p "$home" "$tmp"
   git clone -q --no-local "$repo" "$clone"
   start=$(date +%s)
