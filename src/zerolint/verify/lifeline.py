@@ -95,17 +95,9 @@ def _start_reaper(pid: int) -> None:
 
 
 def _marked(pid: int) -> list[int]:
-    marker, out = f"{PARENT_VAR}={pid}".encode(), []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                if marker in f.read().split(b"\0"):
-                    out.append(int(d))
-        except OSError:
-            continue
-    return out
+    from .procs import processes_with
+
+    return processes_with(PARENT_VAR, str(pid), skip_self=False)
 
 
 def reap(pid: int, dirs: list[str]) -> None:

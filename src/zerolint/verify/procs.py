@@ -13,14 +13,19 @@ import time
 
 def processes_of(run_id: str) -> list[int]:
     """Every live process whose environment carries this run's id (Linux /proc; empty elsewhere)."""
-    marker = f"ZEROLINT_VERIFY_RUN={run_id}".encode()
+    return processes_with("ZEROLINT_VERIFY_RUN", run_id, skip_self=True)
+
+
+def processes_with(var: str, value: str, skip_self: bool) -> list[int]:
+    """Pids of the live processes whose environment has `var=value` (Linux /proc; empty elsewhere)."""
+    marker = f"{var}={value}".encode()
     out = []
     try:
         entries = os.listdir("/proc")
     except OSError:
         return out
     for d in entries:
-        if not d.isdigit() or int(d) == os.getpid():
+        if not d.isdigit() or (skip_self and int(d) == os.getpid()):
             continue
         try:
             with open(f"/proc/{d}/environ", "rb") as f:
