@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .base.fsio import Limits, read_bytes
+from .base.record import Frozen, Record
 from .model.diagnostics import Diagnostic
 from .model.document import Document, parse, parse_bytes
 from .model.view import Settings
@@ -24,12 +24,17 @@ from .rules.engine import Selection, run_rules
 from .rules.ruleset import RuleSet
 
 
-@dataclass
-class Result:
-    path: str
-    document: Document | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    named_by: str | None = None  # the Accelerate YAML that names this DeepSpeed config
+class Result(Record):
+    """One file's findings; `named_by`: the Accelerate YAML that names this DeepSpeed config, if any."""
+
+    _fields = ("path", "document", "diagnostics", "named_by")
+
+    def __init__(self, path: str, document: Document | None, diagnostics: list[Diagnostic] | None = None,
+                 named_by: str | None = None) -> None:
+        self.path = path
+        self.document = document
+        self.diagnostics = [] if diagnostics is None else diagnostics
+        self.named_by = named_by
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,
@@ -58,8 +63,7 @@ def lint_path(path: str, settings: Settings | None = None, selection: Selection 
 def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
     """Results for an Accelerate config YAML: its own findings (located in the YAML) and, when it names a
     DeepSpeed config file, that file linted with target `accelerate`."""
-    from dataclasses import replace
-
+    from .base.record import replace
     from .integrations.hf import NOT_CHECKED, read_accelerate_yaml, resolve_ds_file
     from .model.trainer import PLUGIN_TO_POINTER, REJECTED_WITH_FILE, ds_key
     from .rules.engine_rules import ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID
@@ -123,77 +127,110 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
 FIX_MODES = ("none", "fix", "diff", "fix-only")
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Frozen):
     """Everything a run of `check` (with or without --fix), `upgrade` or verify's static phase is asked to do, as
-    the command line gave it (None: not given, the file's settings decide)."""
+    the command line gave it (None: not given, the file's settings decide).
 
-    files: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    target: str | None = None
-    world_size: int | None = None
-    deepspeed_version: str | None = None
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severity: tuple[tuple[str, str], ...] = ()  # (code, level) pairs, the command line's --severity
-    fail_on: str | None = None
-    limits: Limits = field(default_factory=Limits)
-    caps: tuple[int | None, int | None] = (None, None)  # findings shown per file, per report (report/cap.py)
-    isolated: bool = False
-    config_file: str | None = None
-    baseline: str | None = None
-    write_baseline: str | None = None  # "" = the default baseline file
-    training_args: Any = None  # the parsed TrainingArguments dict
-    memory: tuple[tuple[str, Any], ...] = ()  # (Settings field, value): params, model, gpu_memory, ...
-    fix: str = "none"  # FIX_MODES
-    unsafe: bool = False
-    prefer: tuple[str, ...] = ()
-    formats: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    quiet: bool = False
-    color: bool = True
-    stdin_filename: str | None = None
-    fixer: Callable | None = None  # path -> (text -> FixResult): replaces fix_text (`upgrade`)
+    `severity`: (code, level) pairs, the command line's --severity; `caps`: findings shown per file, per report
+    (report/cap.py); `write_baseline`: "" = the default baseline file; `training_args`: the parsed TrainingArguments
+    dict; `memory`: (Settings field, value): params, model, gpu_memory, ...; `fix`: FIX_MODES; `fixer`: path ->
+    (text -> FixResult): replaces fix_text (`upgrade`)."""
 
-    def __post_init__(self) -> None:
-        if self.fix not in FIX_MODES:  # pragma: no cover - a programming error
-            raise ValueError(f"fix mode {self.fix!r} is not one of {FIX_MODES}")
+    _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "select", "ignore", "severity",
+               "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline", "training_args",
+               "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename", "fixer")
+
+    def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
+                 world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
+                 ignore: tuple[str, ...] = (), severity: tuple[tuple[str, str], ...] = (), fail_on: str | None = None,
+                 limits: Limits | None = None, caps: tuple[int | None, int | None] = (None, None),
+                 isolated: bool = False, config_file: str | None = None, baseline: str | None = None,
+                 write_baseline: str | None = None, training_args: Any = None,
+                 memory: tuple[tuple[str, Any], ...] = (), fix: str = "none", unsafe: bool = False,
+                 prefer: tuple[str, ...] = (), formats: tuple[str, ...] = (), outputs: tuple[str, ...] = (),
+                 quiet: bool = False, color: bool = True, stdin_filename: str | None = None,
+                 fixer: Callable | None = None) -> None:
+        self._set("files", files)
+        self._set("exclude", exclude)
+        self._set("target", target)
+        self._set("world_size", world_size)
+        self._set("deepspeed_version", deepspeed_version)
+        self._set("select", select)
+        self._set("ignore", ignore)
+        self._set("severity", severity)
+        self._set("fail_on", fail_on)
+        self._set("limits", Limits() if limits is None else limits)
+        self._set("caps", caps)
+        self._set("isolated", isolated)
+        self._set("config_file", config_file)
+        self._set("baseline", baseline)
+        self._set("write_baseline", write_baseline)
+        self._set("training_args", training_args)
+        self._set("memory", memory)
+        self._set("fix", fix)
+        self._set("unsafe", unsafe)
+        self._set("prefer", prefer)
+        self._set("formats", formats)
+        self._set("outputs", outputs)
+        self._set("quiet", quiet)
+        self._set("color", color)
+        self._set("stdin_filename", stdin_filename)
+        self._set("fixer", fixer)
+        if fix not in FIX_MODES:  # pragma: no cover - a programming error
+            raise ValueError(f"fix mode {fix!r} is not one of {FIX_MODES}")
 
 
-@dataclass
-class FileSetup:
+class FileSetup(Record):
     """What applies to one file: its settings, rule selection and rules (with its project's policies), the
-    limits its reads stay within, and its project settings (for suppressions and the fail threshold)."""
+    limits its reads stay within, and its project settings (for suppressions and the fail threshold).
 
-    path: str
-    resolved: Any  # project.settings.Resolved
-    settings: Settings
-    selection: Selection
-    rules: RuleSet
-    limits: Limits
+    `resolved`: project.settings.Resolved."""
+
+    _fields = ("path", "resolved", "settings", "selection", "rules", "limits")
+
+    def __init__(self, path: str, resolved: Any, settings: Settings, selection: Selection, rules: RuleSet,
+                 limits: Limits) -> None:
+        self.path = path
+        self.resolved = resolved
+        self.settings = settings
+        self.selection = selection
+        self.rules = rules
+        self.limits = limits
 
 
-@dataclass
-class Run:
+class Run(Record):
     """What one run found: results in report order, the files it could not read, and (for --fix) per file what
-    was fixed."""
+    was fixed.
 
-    results: list[Result] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
-    excluded: dict[str, int] = field(default_factory=dict)
-    paths: list[str] = field(default_factory=list)
-    fixes: list = field(default_factory=list)  # FileFix, in order (fix modes only)
-    refused: list[str] = field(default_factory=list)  # fixed text not written, and why
-    any_diff: bool = False
-    stdin_out: bytes | None = None  # --fix on `-`: the text to print
+    `fixes`: FileFix, in order (fix modes only); `refused`: fixed text not written, and why; `stdin_out`: --fix on
+    `-`: the text to print."""
+
+    _fields = ("results", "unreadable", "excluded", "paths", "fixes", "refused", "any_diff", "stdin_out")
+
+    def __init__(self, results: list[Result] | None = None, unreadable: list[str] | None = None,
+                 excluded: dict[str, int] | None = None, paths: list[str] | None = None, fixes: list | None = None,
+                 refused: list[str] | None = None, any_diff: bool = False, stdin_out: bytes | None = None) -> None:
+        self.results = [] if results is None else results
+        self.unreadable = [] if unreadable is None else unreadable
+        self.excluded = {} if excluded is None else excluded
+        self.paths = [] if paths is None else paths
+        self.fixes = [] if fixes is None else fixes
+        self.refused = [] if refused is None else refused
+        self.any_diff = any_diff
+        self.stdin_out = stdin_out
 
 
-@dataclass
-class FileFix:
-    path: str
-    result: Any = None  # fix.engine.FixResult, or None when the file was not fixed
-    original: str | None = None
-    note: str = ""  # why the file was not fixed / not written
+class FileFix(Record):
+    """`result`: fix.engine.FixResult, or None when the file was not fixed; `note`: why the file was not fixed / not
+    written."""
+
+    _fields = ("path", "result", "original", "note")
+
+    def __init__(self, path: str, result: Any = None, original: str | None = None, note: str = "") -> None:
+        self.path = path
+        self.result = result
+        self.original = original
+        self.note = note
 
     @property
     def written(self) -> bool:
@@ -249,9 +286,8 @@ class Pipeline:
     # -- per-file settings ------------------------------------------------------------------------------------------
 
     def setup(self, path: str) -> FileSetup:
-        from dataclasses import replace
-
         from .base.fsio import read_roots
+        from .base.record import replace
 
         o = self.options
         res = self.project.resolve(o.stdin_filename if path == "-" and o.stdin_filename else path)

@@ -19,8 +19,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
 from typing import Callable, Iterable
+
+from .record import Frozen, Record
 
 # Test hook: called with the temporary file's path after it is written and synced, before the rename.
 _before_replace: Callable[[str], None] | None = None
@@ -30,14 +31,16 @@ class WriteRefused(Exception):
     """The fixed text was not written; the message says why. The original is untouched."""
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(Frozen):
     """What a file looked like when it was read."""
 
-    path: str
-    mtime_ns: int
-    size: int
-    sha256: str
+    _fields = ("path", "mtime_ns", "size", "sha256")
+
+    def __init__(self, path: str, mtime_ns: int, size: int, sha256: str) -> None:
+        self._set("path", path)
+        self._set("mtime_ns", mtime_ns)
+        self._set("size", size)
+        self._set("sha256", sha256)
 
     @classmethod
     def of(cls, path: str, data: bytes) -> "Snapshot":
@@ -319,13 +322,17 @@ class UnreadableFile(Exception):
     """A file that cannot be read at all (missing, a directory, no permission): exit code 2."""
 
 
-@dataclass
-class Limits:
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_depth: int = DEFAULT_MAX_DEPTH
-    # Directories every read must resolve into (fsio.read_roots; the CLI sets them per file); None: anywhere but
-    # /proc, /sys and /dev, which are never read.
-    roots: tuple[str, ...] | None = None
+class Limits(Record):
+    """How much a read may take. `roots`: directories every read must resolve into (fsio.read_roots; the CLI sets
+    them per file); None: anywhere but /proc, /sys and /dev, which are never read."""
+
+    _fields = ("max_bytes", "max_depth", "roots")
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH,
+                 roots: tuple[str, ...] | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.max_depth = max_depth
+        self.roots = roots
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),

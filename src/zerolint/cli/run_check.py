@@ -4,11 +4,11 @@ path (cli/fast.py) alike. Lints or fixes through pipeline.Pipeline, prints, and 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
 from ..base.console import echo
+from ..base.record import replace
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _exit, default_formats, emit_reports
 from .spec import check_rule_codes
 
@@ -22,7 +22,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
             from ..model.trainer import TrainingArgsError, training_args_dict
 
             try:
-                options = dataclasses.replace(options, training_args=training_args_dict(training_args))
+                options = replace(options, training_args=training_args_dict(training_args))
             except TrainingArgsError as e:
                 raise ConfigError(f"--training-args: {e}") from None
         pipeline = Pipeline(options)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+from ..base.record import Frozen, Record
 
 DOCS_BASE = "https://github.com/zerolint/zerolint/blob/main/docs/rules"
 
@@ -26,30 +27,36 @@ class Severity(str, Enum):
             raise ValueError(f"unknown severity {value!r} (use error, warning or info)") from None
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Frozen):
     """Replace text[start:end] (character offsets into the original text) with `text`."""
 
-    start: int
-    end: int
-    text: str
+    _fields = ("start", "end", "text")
+
+    def __init__(self, start: int, end: int, text: str) -> None:
+        self._set("start", start)
+        self._set("end", end)
+        self._set("text", text)
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "end": self.end, "text": self.text}
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(Frozen):
     """A set of edits applied together. `safe` fixes keep the config's meaning for DeepSpeed (or restore the
-    meaning its author evidently intended with no other reading); unsafe ones change behaviour."""
+    meaning its author evidently intended with no other reading); unsafe ones change behaviour.
 
-    description: str
-    edits: tuple[Edit, ...]
-    safe: bool = True
-    # When a diagnostic offers alternatives (keep bf16 / keep fp16), `choice` names this one; `--fix` applies a
-    # choice only when asked for it (`--prefer`) or when it is the rule's documented default.
-    choice: str | None = None
-    default: bool = False
+    When a diagnostic offers alternatives (keep bf16 / keep fp16), `choice` names this one; `--fix` applies a
+    choice only when asked for it (`--prefer`) or when it is the rule's documented default."""
+
+    _fields = ("description", "edits", "safe", "choice", "default")
+
+    def __init__(self, description: str, edits: tuple[Edit, ...], safe: bool = True, choice: str | None = None,
+                 default: bool = False) -> None:
+        self._set("description", description)
+        self._set("edits", edits)
+        self._set("safe", safe)
+        self._set("choice", choice)
+        self._set("default", default)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,68 +67,86 @@ class Fix:
         }
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(Frozen):
     """A secondary location, e.g. the first of two duplicate keys."""
 
-    message: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    pointer: str = ""
+    _fields = ("message", "line", "column", "end_line", "end_column", "pointer")
+
+    def __init__(self, message: str, line: int, column: int, end_line: int, end_column: int,
+                 pointer: str = "") -> None:
+        self._set("message", message)
+        self._set("line", line)
+        self._set("column", column)
+        self._set("end_line", end_line)
+        self._set("end_column", end_column)
+        self._set("pointer", pointer)
 
 
 FAILS_AT = ("parse", "initialize", "step", None)
 
 
-@dataclass
-class Finding:
-    """A rule's raw result (made by the view); the engine turns it into a located `Diagnostic`."""
+class Finding(Record):
+    """A rule's raw result (made by the view); the engine turns it into a located `Diagnostic`.
 
-    pointer: str
-    message: str
-    help: str | None = None
-    at: str = "key"  # "key" | "value" | "member": which part of the member the caret goes under
-    span: tuple[int, int] | None = None  # explicit character span (parse findings); overrides `at`
-    severity: Severity | None = None  # per-finding severity, when a rule grades its cases
-    fixes: list[Fix] = field(default_factory=list)
-    related: list[tuple[str | tuple[int, int], str]] = field(default_factory=list)  # (pointer or span, message)
-    # When DeepSpeed fails on what this finding reports, as the message claims: "parse" (DeepSpeedConfig(...)
-    # raises), "initialize" (deepspeed.initialize raises), "step" (the first training step raises), or None (no
-    # claim of a failure: a silent no-op, a risk, a style issue). tests/differential holds "parse" claims to
-    # DeepSpeed's own parse.
-    fails_at: str | None = None
+    `at` ("key" | "value" | "member") says which part of the member the caret goes under; `span`, an explicit
+    character span (parse findings), overrides it. `severity` is per finding, when a rule grades its cases.
+    `related` holds (pointer or span, message) pairs. `fails_at` says when DeepSpeed fails on what this finding
+    reports, as the message claims: "parse" (DeepSpeedConfig(...) raises), "initialize" (deepspeed.initialize
+    raises), "step" (the first training step raises), or None (no claim of a failure: a silent no-op, a risk, a
+    style issue). tests/differential holds "parse" claims to DeepSpeed's own parse."""
 
-    def __post_init__(self) -> None:
-        if self.fails_at not in FAILS_AT:
-            raise ValueError(f"fails_at must be one of {FAILS_AT}, not {self.fails_at!r}")
+    _fields = ("pointer", "message", "help", "at", "span", "severity", "fixes", "related", "fails_at")
+
+    def __init__(self, pointer: str, message: str, help: str | None = None, at: str = "key",
+                 span: tuple[int, int] | None = None, severity: Severity | None = None,
+                 fixes: list[Fix] | None = None, related: list[tuple[str | tuple[int, int], str]] | None = None,
+                 fails_at: str | None = None) -> None:
+        if fails_at not in FAILS_AT:
+            raise ValueError(f"fails_at must be one of {FAILS_AT}, not {fails_at!r}")
+        self.pointer = pointer
+        self.message = message
+        self.help = help
+        self.at = at
+        self.span = span
+        self.severity = severity
+        self.fixes = [] if fixes is None else fixes
+        self.related = [] if related is None else related
+        self.fails_at = fails_at
 
 
-@dataclass
-class Diagnostic:
-    """One finding, located in its file: what the reporters and the fixer consume."""
+class Diagnostic(Record):
+    """One finding, located in its file: what the reporters and the fixer consume.
 
-    file: str
-    code: str
-    name: str
-    severity: Severity
-    message: str
-    pointer: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    help: str | None = None
-    url: str | None = None
-    fixes: list[Fix] = field(default_factory=list)
-    related: list[Related] = field(default_factory=list)
-    start: int = 0  # character offsets of the highlighted span, for the fixer and snippets
-    end: int = 0
-    fails_at: str | None = None  # "parse" | "initialize" | "step" | None: see Finding.fails_at
-    # The rule that made it (a Rule or a policy rule), for reporters that describe rules (SARIF); None when the
-    # diagnostic was made outside the engine. Not part of the diagnostic's value.
-    rule: Any = field(default=None, repr=False, compare=False)
+    `start`/`end` are the character offsets of the highlighted span, for the fixer and snippets; `fails_at` as in
+    `Finding`. `rule` is the rule that made it (a Rule or a policy rule), for reporters that describe rules
+    (SARIF); None when the diagnostic was made outside the engine. It is not part of the diagnostic's value."""
+
+    _fields = ("file", "code", "name", "severity", "message", "pointer", "line", "column", "end_line", "end_column",
+               "help", "url", "fixes", "related", "start", "end", "fails_at")
+    _extra = ("rule",)
+
+    def __init__(self, file: str, code: str, name: str, severity: Severity, message: str, pointer: str, line: int,
+                 column: int, end_line: int, end_column: int, help: str | None = None, url: str | None = None,
+                 fixes: list[Fix] | None = None, related: list[Related] | None = None, start: int = 0,
+                 end: int = 0, fails_at: str | None = None, rule: Any = None) -> None:
+        self.file = file
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.message = message
+        self.pointer = pointer
+        self.line = line
+        self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
+        self.help = help
+        self.url = url
+        self.fixes = [] if fixes is None else fixes
+        self.related = [] if related is None else related
+        self.start = start
+        self.end = end
+        self.fails_at = fails_at
+        self.rule = rule
 
     @property
     def fix(self) -> Fix | None:

@@ -18,11 +18,11 @@ import json
 import re
 import sys
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..base import pointer as jp
 from ..base.fsio import DEFAULT_MAX_DEPTH
+from ..base.record import Record
 
 POINTER_BUDGET = 64 * 1024 * 1024  # characters of JSON pointers (plus 16 per character of text), see _Parser.spend
 
@@ -35,19 +35,26 @@ HJSON_ONLY = frozenset(
 )
 
 
-@dataclass(eq=False)
 class Node:
-    """A value in the parsed tree, with its character span and JSON pointer."""
+    """A value in the parsed tree, with its character span and JSON pointer. `value` and `raw` (the source text)
+    are for scalars (objects and arrays: see to_python()); `members` (objects, in source order, duplicates included)
+    and `items` (arrays) for the others; `quoteless` marks an hjson quoteless string. Equal only to itself."""
 
-    kind: str
-    start: int
-    end: int
-    pointer: str
-    value: Any = None  # scalars only; objects/arrays: see to_python()
-    raw: str = ""  # source text of scalars
-    members: list["Member"] | None = None  # objects, in source order, duplicates included
-    items: list["Node"] | None = None  # arrays
-    quoteless: bool = False  # an hjson quoteless string
+    def __init__(self, kind: str, start: int, end: int, pointer: str, value: Any = None, raw: str = "",
+                 members: list[Member] | None = None, items: list[Node] | None = None,
+                 quoteless: bool = False) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.pointer = pointer
+        self.value = value
+        self.raw = raw
+        self.members = members
+        self.items = items
+        self.quoteless = quoteless
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind} {self.pointer!r} [{self.start}:{self.end}])"
 
     def get(self, key: str) -> "Node | None":
         """Value of `key` as json/hjson see it: the last occurrence wins."""
@@ -107,58 +114,72 @@ class Node:
                 stack.extend(reversed(node.items))
 
 
-@dataclass(eq=False)
 class Member:
-    """One `key: value` of an object, with the key's span and the comma after it."""
+    """One `key: value` of an object, with the key's span and the offset of the comma after it (-1 if none).
+    Equal only to itself."""
 
-    key: str
-    key_start: int
-    key_end: int
-    value: Node
-    comma: int = -1  # offset of the comma that follows the member, -1 if none
+    def __init__(self, key: str, key_start: int, key_end: int, value: Node, comma: int = -1) -> None:
+        self.key = key
+        self.key_start = key_start
+        self.key_end = key_end
+        self.value = value
+        self.comma = comma
+
+    def __repr__(self) -> str:
+        return f"Member({self.key!r} [{self.key_start}:{self.key_end}] {self.value!r})"
 
     @property
     def pointer(self) -> str:
         return self.value.pointer
 
 
-@dataclass
-class Note:
-    """Something the parser saw: hjson-only syntax, a duplicate key, a syntax error, ..."""
+class Note(Record):
+    """Something the parser saw: hjson-only syntax, a duplicate key, a syntax error, ... `related` is another span
+    it concerns, e.g. the first occurrence of a duplicate key."""
 
-    kind: str
-    start: int
-    end: int
-    message: str
-    pointer: str = ""
-    related: tuple[int, int] | None = None  # e.g. the first occurrence of a duplicate key
+    _fields = ("kind", "start", "end", "message", "pointer", "related")
+
+    def __init__(self, kind: str, start: int, end: int, message: str, pointer: str = "",
+                 related: tuple[int, int] | None = None) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.message = message
+        self.pointer = pointer
+        self.related = related
 
 
-@dataclass
-class ReaderError:
+class ReaderError(Record):
     """Where and why a real reader (json or hjson) gave up on the text."""
 
-    reader: str
-    message: str
-    offset: int
+    _fields = ("reader", "message", "offset")
+
+    def __init__(self, reader: str, message: str, offset: int) -> None:
+        self.reader = reader
+        self.message = message
+        self.offset = offset
 
 
-@dataclass(eq=False)
 class Document:
-    """A parsed config: text, tree, what the parser noticed, and the json/hjson verdicts."""
+    """A parsed config: text, tree, what the parser noticed, and the json/hjson verdicts. `json_error` None:
+    `json.loads` accepts the text (HF / Accelerate); `hjson_error` None: hjson accepts it (DeepSpeed reading a
+    file); `fatal`: the parse stopped early, the tree is partial. Equal only to itself."""
 
-    path: str
-    text: str
-    root: Node | None = None
-    notes: list[Note] = field(default_factory=list)
-    json_error: ReaderError | None = None  # None: `json.loads` accepts the text (HF / Accelerate)
-    hjson_error: ReaderError | None = None  # None: hjson accepts it (DeepSpeed reading a file)
-    fatal: bool = False  # the parse stopped early: the tree is partial
-    _line_starts: list[int] = field(default_factory=list, repr=False)
-    _index: dict[str, Node] | None = field(default=None, repr=False)
+    def __init__(self, path: str, text: str, root: Node | None = None, notes: list[Note] | None = None,
+                 json_error: ReaderError | None = None, hjson_error: ReaderError | None = None,
+                 fatal: bool = False) -> None:
+        self.path = path
+        self.text = text
+        self.root = root
+        self.notes = [] if notes is None else notes
+        self.json_error = json_error
+        self.hjson_error = hjson_error
+        self.fatal = fatal
+        self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+        self._index: dict[str, Node] | None = None
 
-    def __post_init__(self) -> None:
-        self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
+    def __repr__(self) -> str:
+        return f"Document({self.path!r}, {len(self.text)} characters)"
 
     # -- positions ------------------------------------------------------------------------------------------
     def position(self, offset: int) -> tuple[int, int]:

@@ -10,20 +10,26 @@ look-alikes that do not are listed in NOT_MACHINE_KEYS with the reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..base import pointer as jp
+from ..base.record import Frozen
 
 PATH, MODULES = "path", "modules"
 
 
-@dataclass(frozen=True)
-class MachineKey:
-    pattern: str  # a JSON pointer; a "*" token matches any key of that object
-    kind: str  # PATH (a file or directory) | MODULES (a list of "package.Class" names DeepSpeed imports)
-    what: str  # what DeepSpeed does with it, for messages
-    source: str  # where DeepSpeed reads and uses it
+class MachineKey(Frozen):
+    """`pattern`: a JSON pointer, a "*" token matching any key of that object; `kind`: PATH (a file or directory) |
+    MODULES (a list of "package.Class" names DeepSpeed imports); `what`: what DeepSpeed does with it, for messages;
+    `source`: where DeepSpeed reads and uses it."""
+
+    _fields = ("pattern", "kind", "what", "source")
+
+    def __init__(self, pattern: str, kind: str, what: str, source: str) -> None:
+        self._set("pattern", pattern)
+        self._set("kind", kind)
+        self._set("what", what)
+        self._set("source", source)
 
     @property
     def tokens(self) -> list[str]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
 from ..base import pointer as jp
+from ..base.record import Record
 from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Node
 
 _JSON_TYPES = {OBJECT: "object", ARRAY: "array", STRING: "string", BOOL: "boolean", NULL: "null"}
@@ -38,18 +38,24 @@ def load_schema(line: str) -> "Schema":
     return Schema(json.loads(text))
 
 
-@dataclass
-class SchemaIssue:
-    """One structural problem the schema walk found."""
+class SchemaIssue(Record):
+    """One structural problem the schema walk found. `kind`: unknown-key | removed-key | type | enum | range |
+    not-integer; `section`: the pointer of the object the key lives in; `unknown`, for unknown keys: "rejected" |
+    "ignored" | "rejected_at_init"; `schema`: the property schema that failed; `expected`: a human description of
+    what is accepted."""
 
-    kind: str  # unknown-key | removed-key | type | enum | range | not-integer
-    pointer: str
-    node: Node
-    section: str  # pointer of the object the key lives in
-    unknown: str = ""  # for unknown keys: "rejected" | "ignored" | "rejected_at_init"
-    schema: dict[str, Any] | None = None  # the property schema that failed
-    expected: str = ""  # human description of what is accepted
-    known_keys: tuple[str, ...] = ()
+    _fields = ("kind", "pointer", "node", "section", "unknown", "schema", "expected", "known_keys")
+
+    def __init__(self, kind: str, pointer: str, node: Node, section: str, unknown: str = "",
+                 schema: dict[str, Any] | None = None, expected: str = "", known_keys: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self.pointer = pointer
+        self.node = node
+        self.section = section
+        self.unknown = unknown
+        self.schema = schema
+        self.expected = expected
+        self.known_keys = known_keys
 
 
 class Schema:

@@ -33,9 +33,10 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from typing import Any, Callable
+
+from ..base.record import Record
 
 CONFIG_NAMES = (".zerolint.toml", "pyproject.toml")
 TARGETS = ("auto", "deepspeed", "hf", "accelerate")
@@ -205,13 +206,15 @@ def check_codes(codes: list[str], where: str, extra: tuple[str, ...] = ()) -> No
         raise ConfigError(f"{where}: unknown rule {c!r}" + (f"; did you mean {hint!r}?" if hint else ""))
 
 
-@dataclass
-class ConfigFile:
-    """One validated configuration file."""
+class ConfigFile(Record):
+    """One validated configuration file (`path` is absolute)."""
 
-    path: str  # absolute
-    values: dict[str, Any]
-    policies: list[Any] = field(default_factory=list)
+    _fields = ("path", "values", "policies")
+
+    def __init__(self, path: str, values: dict[str, Any], policies: list[Any] | None = None) -> None:
+        self.path = path
+        self.values = values
+        self.policies = [] if policies is None else policies
 
     @property
     def root(self) -> str:
@@ -339,15 +342,18 @@ class Finder:
         return self.for_dir(os.path.dirname(os.path.abspath(path)))
 
 
-@dataclass
-class Resolved:
+class Resolved(Record):
     """The settings for one checked file, with where each came from: 'default', a config path, or 'CLI'."""
 
-    config: ConfigFile | None
-    values: dict[str, Any]
-    sources: dict[str, str]
-    path: str = ""
-    isolated: bool = False
+    _fields = ("config", "values", "sources", "path", "isolated")
+
+    def __init__(self, config: ConfigFile | None, values: dict[str, Any], sources: dict[str, str], path: str = "",
+                 isolated: bool = False) -> None:
+        self.config = config
+        self.values = values
+        self.sources = sources
+        self.path = path
+        self.isolated = isolated
 
     def get(self, key: str) -> Any:
         return self.values[key]

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..base.record import Record
 from ..model.diagnostics import Diagnostic
 from ..model.document import Document, parse
 from ..rules.engine_rules import UNUSED_SUPPRESSION
@@ -32,16 +32,23 @@ from .settings import ConfigError, ConfigFile, Project
 BASELINE_FORMAT = 1
 
 
-@dataclass
-class Entry:
-    file: str
-    code: str
-    pointer: str
-    origin: str  # the config or baseline file that holds the entry (absolute)
-    span: tuple[int, int]  # character span of the entry in the origin's text
-    count: int | None = None  # baseline: how many findings it covers; config: any number
-    reason: str = ""
-    used: int = 0
+class Entry(Record):
+    """A suppression or baseline entry. `origin`: the config or baseline file that holds it (absolute); `span`: its
+    character span in the origin's text; `count`: how many findings it covers (baseline), None for any number
+    (config); `used`: how many it has covered in this run."""
+
+    _fields = ("file", "code", "pointer", "origin", "span", "count", "reason", "used")
+
+    def __init__(self, file: str, code: str, pointer: str, origin: str, span: tuple[int, int],
+                 count: int | None = None, reason: str = "", used: int = 0) -> None:
+        self.file = file
+        self.code = code
+        self.pointer = pointer
+        self.origin = origin
+        self.span = span
+        self.count = count
+        self.reason = reason
+        self.used = used
 
     def covers(self, d: Diagnostic) -> bool:
         code_ok = self.code.upper() == d.code.upper() or self.code.lower() == d.name

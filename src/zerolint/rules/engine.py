@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from ..base.record import Record
 from ..model.diagnostics import Diagnostic, Finding, Related, Severity
 from ..model.document import Document
 from ..model.view import Settings, View
@@ -15,17 +15,20 @@ INTERNAL_ERROR = ("ZL000", "internal-error")
 _CODE_PREFIX = re.compile(r"[A-Z]{2,}\d*")
 
 
-@dataclass
-class Selection:
+class Selection(Record):
     """Which rules run and how loud they are. Entries are codes (`ZL101`), code prefixes (`ZL1`), rule names,
-    or `ALL`."""
+    or `ALL`; `severity` maps a code, name or prefix to error|warning|info."""
 
-    select: list[str] = field(default_factory=lambda: ["ALL"])
-    ignore: list[str] = field(default_factory=list)
-    severity: dict[str, str] = field(default_factory=dict)  # code/name/prefix -> error|warning|info
-    # enabled(), by (select, ignore, rule code, name, aliases): every file asks again for every rule. It lives and
-    # dies with this Selection (one per resolved settings), never in the module.
-    _enabled: dict[tuple, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _fields = ("select", "ignore", "severity")
+
+    def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
+                 severity: dict[str, str] | None = None) -> None:
+        self.select = ["ALL"] if select is None else select
+        self.ignore = [] if ignore is None else ignore
+        self.severity = {} if severity is None else severity
+        # enabled(), by (select, ignore, rule code, name, aliases): every file asks again for every rule. It lives
+        # and dies with this Selection (one per resolved settings), never in the module.
+        self._enabled: dict[tuple, bool] = {}
 
     @staticmethod
     def _matches(rule: Rule, entry: str) -> bool:

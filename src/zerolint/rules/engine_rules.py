@@ -14,8 +14,6 @@ metadata, `zerolint rules` and `zerolint rule CODE` treat them like any other ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..model.diagnostics import DOCS_BASE
 from .rule import Rule
 
@@ -96,7 +94,6 @@ VERIFY_DOCS = "https://github.com/zerolint/zerolint/blob/main/docs/verify.md"
 VERIFY_TARGETS = ("deepspeed", "hf", "accelerate")
 
 
-@dataclass
 class VerifyRule(Rule):
     @property
     def url(self) -> str:

@@ -19,37 +19,45 @@ rule's docs page. `RuleSet.builtin()` (ruleset.py) finds rules by listing that p
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
+from ..base.record import Record
 from ..model.diagnostics import DOCS_BASE, Finding, Severity
 
 if TYPE_CHECKING:
     from ..model.view import View
 
 TARGETS = ("deepspeed", "hf", "accelerate")
-@dataclass
-class Rule:
-    """A rule's metadata and its check function."""
+class Rule(Record):
+    """A rule's metadata and its check function.
 
-    code: str
-    name: str
-    severity: str
-    summary: str
-    versions: str = ""  # DeepSpeed versions the rule applies to, e.g. ">=0.19.7"; "" = all
-    evidence: str = ""  # a URL or source citation backing the rule
-    targets: tuple[str, ...] = TARGETS  # consumers the rule applies to
-    fixable: str | None = None  # "safe" | "unsafe" | "alternatives" | None, for docs and `zerolint rules`
-    aliases: tuple[str, ...] = ()  # old codes/names kept working after a rename
-    rationale: str = ""  # filled from the module docstring
-    func: Callable[["View"], Iterable[Finding]] | None = None
+    `versions`: the DeepSpeed versions the rule applies to, e.g. ">=0.19.7" ("" = all); `evidence`: a URL or
+    source citation backing the rule; `targets`: the consumers it applies to; `fixable`: "safe" | "unsafe" |
+    "alternatives" | None, for docs and `zerolint rules`; `aliases`: old codes/names kept working after a rename;
+    `rationale`: filled from the module docstring."""
 
-    def __post_init__(self) -> None:
-        if not re.fullmatch(r"ZL\d{3}", self.code):
-            raise ValueError(f"rule code {self.code!r} must be ZL followed by three digits")
-        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", self.name):
-            raise ValueError(f"rule name {self.name!r} must be a lower-case slug")
-        Severity.parse(self.severity)
+    _fields = ("code", "name", "severity", "summary", "versions", "evidence", "targets", "fixable", "aliases",
+               "rationale", "func")
+
+    def __init__(self, code: str, name: str, severity: str, summary: str, versions: str = "", evidence: str = "",
+                 targets: tuple[str, ...] = TARGETS, fixable: str | None = None, aliases: tuple[str, ...] = (),
+                 rationale: str = "", func: Callable[[View], Iterable[Finding]] | None = None) -> None:
+        if not re.fullmatch(r"ZL\d{3}", code):
+            raise ValueError(f"rule code {code!r} must be ZL followed by three digits")
+        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name):
+            raise ValueError(f"rule name {name!r} must be a lower-case slug")
+        Severity.parse(severity)
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.summary = summary
+        self.versions = versions
+        self.evidence = evidence
+        self.targets = targets
+        self.fixable = fixable
+        self.aliases = aliases
+        self.rationale = rationale
+        self.func = func
 
     @property
     def default_severity(self) -> Severity:

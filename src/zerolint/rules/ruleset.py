@@ -15,29 +15,32 @@ import importlib
 import os
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..base.record import Frozen
 from .engine_rules import ENGINE_RULES
 from .rule import Rule
 
 BUILTIN_PACKAGE = "zerolint.rules.builtin"
 
 
-@dataclass(frozen=True, eq=False)
-class RuleSet:
+class RuleSet(Frozen):
     """`rules`: the built-in rules; `engine`: codes reported outside the engine, known for selection and metadata
     only; `policies`: a project's policy rules (project/policy.py), which have a Rule's attributes. The engine runs
-    `checks` (the rules, then the policies)."""
+    `checks` (the rules, then the policies). Immutable; equal only to itself."""
 
-    rules: tuple[Rule, ...]
-    engine: tuple[Rule, ...] = ENGINE_RULES
-    policies: tuple[Any, ...] = ()
-    checks: tuple[Any, ...] = field(init=False, repr=False)
-    _index: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _fields = ("rules", "engine", "policies")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "checks", self.rules + self.policies)
+    def __init__(self, rules: tuple[Rule, ...], engine: tuple[Rule, ...] = ENGINE_RULES,
+                 policies: tuple[Any, ...] = ()) -> None:
+        self._set("rules", rules)
+        self._set("engine", engine)
+        self._set("policies", policies)
+        self._set("checks", rules + policies)
+        self._set("_index", None)  # code/name/alias -> rule, built on the first lookup
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
 
     @classmethod
     def builtin(cls, package: str = BUILTIN_PACKAGE) -> RuleSet:
@@ -74,7 +77,7 @@ class RuleSet:
             for rule in (*self.rules, *self.engine, *self.policies):
                 for key in (rule.code.upper(), rule.name, *rule.aliases, *(a.upper() for a in rule.aliases)):
                     index.setdefault(key, rule)
-            object.__setattr__(self, "_index", index)
+            self._set("_index", index)
         key = code_or_name.strip()
         return index.get(key.upper()) or index.get(key.lower()) or index.get(key)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...base import pointer as jp
+from ...base.record import Record
 from .. import consumers
 from ..document import Node
 from ..dsfacts import AUTO_CRASHES
@@ -13,12 +13,16 @@ from .base import MISSING
 from .core import ViewCore
 
 
-@dataclass
-class AutoOutcome:
-    crashes_at: str | None  # "parse" | "initialize" | "the first step" | None
-    effect: str
-    turns_off: bool = False
-    turns_on: bool = False
+class AutoOutcome(Record):
+    """What an unfilled "auto" does: `crashes_at` "parse" | "initialize" | "the first step" | None, the words."""
+
+    _fields = ("crashes_at", "effect", "turns_off", "turns_on")
+
+    def __init__(self, crashes_at: str | None, effect: str, turns_off: bool = False, turns_on: bool = False) -> None:
+        self.crashes_at = crashes_at
+        self.effect = effect
+        self.turns_off = turns_off
+        self.turns_on = turns_on
 
 
 class AutoFacet(ViewCore):

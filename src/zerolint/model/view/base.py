@@ -2,34 +2,43 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ...base.record import Record
 from ..versions import DEFAULT_DEEPSPEED_VERSION, installed_deepspeed
 
 # "The value is invalid" (structural rules report it), as opposed to None, "decided at run time".
 MISSING: Any = object()
 
 
-@dataclass
-class Settings:
-    """What the user asked for; the view resolves it against the document."""
+class Settings(Record):
+    """What the user asked for; the view resolves it against the document.
 
-    target: str = "auto"  # deepspeed | hf | accelerate | auto
-    deepspeed_version: str | None = None  # None: installed deepspeed, else DEFAULT_DEEPSPEED_VERSION
-    world_size: int | None = None
-    # What the HF Trainer / Accelerate bring besides the config (zerolint/integrations/hf.py): a TrainingArguments dump
-    # (`--training-args`, a dict with defaults filled) and the Accelerate config YAML that names this file.
-    training_args: dict | None = None
-    accelerate: Any = None
-    # Model size and hardware for the memory rules (ZL801, zerolint/estimate/memory.py); None: unknown, those rules stay
-    # quiet. `params` is a count or "7B"; `model` a Hugging Face config.json path; memory "80GB" or bytes.
-    params: int | str | None = None
-    model: str | None = None
-    gpu_memory: int | str | None = None
-    host_memory: int | str | None = None
-    gpus_per_node: int | None = None
+    `target`: deepspeed | hf | accelerate | auto; `deepspeed_version` None: the installed deepspeed, else
+    DEFAULT_DEEPSPEED_VERSION. What the HF Trainer / Accelerate bring besides the config (zerolint/integrations/hf.py):
+    `training_args`, a TrainingArguments dump (`--training-args`, a dict with defaults filled), and `accelerate`, the
+    Accelerate config YAML that names this file. Model size and hardware for the memory rules (ZL801,
+    zerolint/estimate/memory.py); None: unknown, those rules stay quiet. `params` is a count or "7B"; `model` a
+    Hugging Face config.json path; memory "80GB" or bytes."""
+
+    _fields = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "params", "model",
+               "gpu_memory", "host_memory", "gpus_per_node")
+
+    def __init__(self, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
+                 training_args: dict | None = None, accelerate: Any = None, params: int | str | None = None,
+                 model: str | None = None, gpu_memory: int | str | None = None, host_memory: int | str | None = None,
+                 gpus_per_node: int | None = None) -> None:
+        self.target = target
+        self.deepspeed_version = deepspeed_version
+        self.world_size = world_size
+        self.training_args = training_args
+        self.accelerate = accelerate
+        self.params = params
+        self.model = model
+        self.gpu_memory = gpu_memory
+        self.host_memory = host_memory
+        self.gpus_per_node = gpus_per_node
 
 
 @lru_cache(maxsize=1)

@@ -3,9 +3,9 @@ and their replay on this config for a world size."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ...base.record import Record
 from ..document import BOOL, NULL, NUMBER
 from ..dsfacts import BATCH_KEYS, SEQUENCE_PARALLEL
 from .base import MISSING
@@ -13,16 +13,21 @@ from .core import ViewCore
 from .values import ValueOutcome
 
 
-@dataclass
-class Batch:
-    """DeepSpeed's batch triple after its own inference, for one world size, and its assertion's verdict."""
+class Batch(Record):
+    """DeepSpeed's batch triple after its own inference, for one world size, and its assertion's verdict:
+    `inferred` says which of the three DeepSpeed derived (by floor division); `error` is DeepSpeed's AssertionError
+    text, or None when its batch checks pass."""
 
-    train_batch_size: Any
-    micro_batch: Any
-    grad_accum: Any
-    world_size: Any
-    inferred: tuple[str, ...]  # which of the three DeepSpeed derived (by floor division)
-    error: str | None  # DeepSpeed's AssertionError text, or None when its batch checks pass
+    _fields = ("train_batch_size", "micro_batch", "grad_accum", "world_size", "inferred", "error")
+
+    def __init__(self, train_batch_size: Any, micro_batch: Any, grad_accum: Any, world_size: Any,
+                 inferred: tuple[str, ...], error: str | None) -> None:
+        self.train_batch_size = train_batch_size
+        self.micro_batch = micro_batch
+        self.grad_accum = grad_accum
+        self.world_size = world_size
+        self.inferred = inferred
+        self.error = error
 
     @property
     def consistent(self) -> bool:

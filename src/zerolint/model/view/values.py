@@ -3,10 +3,10 @@ DeepSpeed does with an invalid value (`invalid_value`: severity, words, when it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...base import pointer as jp
+from ...base.record import Record
 from ..document import ARRAY, NULL, NUMBER, OBJECT, STRING, Node
 from ..dsfacts import (
     LAX_CHECKED,
@@ -21,13 +21,15 @@ from .base import MISSING
 from .core import ViewCore
 
 
-@dataclass
-class ValueOutcome:
+class ValueOutcome(Record):
     """What DeepSpeed does with an invalid value: severity, the words, and when it fails (Finding.fails_at)."""
 
-    severity: str
-    text: str
-    fails_at: str | None
+    _fields = ("severity", "text", "fails_at")
+
+    def __init__(self, severity: str, text: str, fails_at: str | None) -> None:
+        self.severity = severity
+        self.text = text
+        self.fails_at = fails_at
 
 
 class ValuesFacet(ViewCore):
