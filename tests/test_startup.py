@@ -68,6 +68,22 @@ def test_check_imports_nothing_it_does_not_need(tmp_path):
     assert not loaded, f"imported on a plain check: {sorted(loaded)}"
 
 
+def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
+    """The console script's plain check (cli/fast.py) runs without click, and without `dataclasses` (which brings
+    `inspect`, `ast`, `dis`, `tokenize`): the value classes on that path are plain classes (base/record.py). Both
+    cost a one-file check a large share of its time in a normal install (docs/benchmarks.md)."""
+    cfg = tmp_path / "ds.json"
+    cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
+    code = ("import os, sys\nos._exit = sys.exit\nfrom zerolint.cli.fast import main\ntry:\n"
+            "    main(['check', sys.argv[1]])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+            "print('\\n'.join(sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split("\n")
+    assert "All checks passed in 1 file." in out and "exit 0" in out
+    loaded = {m for m in out if m.split(".")[0] in (*LAZY, "click", "dataclasses", "inspect", "ast", "dis")}
+    assert not loaded, f"imported on a plain check through the console script: {sorted(loaded)}"
+
+
 def _fake_rules(tmp_path, files: dict[str, str]):
     pkg_dir = tmp_path / "fake_rules"
     pkg_dir.mkdir(exist_ok=True)
