@@ -4,6 +4,10 @@
     python benchmarks/estimate_accuracy.py                                  # print the markdown
     python benchmarks/estimate_accuracy.py --write docs/estimate-accuracy.md  # regenerate the doc
     python benchmarks/estimate_accuracy.py --json                           # one JSON row per case
+    python benchmarks/estimate_accuracy.py OUT/estimate-gpu-h200.json        # a GPU probe's output alone
+
+The cases of benchmarks/estimate_gpu_probe.py's default matrix that no data file holds yet are listed under
+"Awaiting measurement" with their estimate.
 
 Inputs (all of them by default): docs/data/verify-feasibility-h200.json (the H200 measurements of the verify
 feasibility note, transcribed), docs/data/verify-gpu-*.json (written by `zerolint verify --params ...` GPU runs)
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import statistics
@@ -170,6 +175,21 @@ def estimate_case(d: dict[str, Any]) -> tuple[E.Estimate, dict[str, Any]]:
     return est, cfg
 
 
+def probe_cases() -> list[dict[str, Any]]:
+    """The cases benchmarks/estimate_gpu_probe.py measures by default (its NEW matrix): the doc lists those not yet
+    in the data under "Awaiting measurement", with the estimate they will be held to."""
+    spec = importlib.util.spec_from_file_location("estimate_gpu_probe",
+                                                  os.path.join(ROOT, "benchmarks", "estimate_gpu_probe.py"))
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    return probe.cases(probe.NEW, 512, 2)
+
+
+def pending_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    measured = {r["case"] for r in rows if r["alloc"] is not None}
+    return [row("estimate_gpu_probe.py", c) for c in probe_cases() if c["name"] not in measured]
+
+
 def row(source: str, raw: dict[str, Any]) -> dict[str, Any]:
     d = _flat(raw)
     est, cfg = estimate_case(d)
@@ -265,7 +285,8 @@ def describe(path: str) -> str:
     return "; ".join(parts)
 
 
-def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[str, str] | None = None) -> str:
+def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[str, str] | None = None,
+             pending: list[dict[str, Any]] | None = None) -> str:
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
     within = sum(1 for r in rows if r["within_10"])
     covers = [r for r in rows if r["margin_covers"] is not None]
@@ -301,7 +322,8 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
         "",
         "The margin (zerolint/estimate/memory.py): GPU = CUDA context "
         f"{E.CUDA_CONTEXT_BYTES / 2**30:.1f} GiB (+ {E.NCCL_BYTES / 2**30:.1f} GiB NCCL when world > 1) + the "
-        "caching allocator's blocks of the other moments of the step (every buffer minus the peak moment) + "
+        "caching allocator's blocks of the other moments of the step (every buffer minus the peak moment; with the "
+        "peak at initialize, the step's buffers larger than the largest tensor initialize frees) + "
         f"{E.GPU_ALLOCATOR_FRACTION:.0%} of the covered peak for fragmentation "
         f"({E.GPU_ALLOCATOR_FRACTION_OFFLOAD:.0%} with offload); host = "
         f"{E.HOST_RUNTIME_BYTES / 2**30:.1f} GiB runtime per process (+ {E.HOST_OFFLOAD_RUNTIME_BYTES / 2**30:.1f} GiB "
@@ -326,6 +348,14 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
             f"| {_r(r['ratio'])} | {'yes' if r['within_10'] else 'NO'} | {_g(r['est_total'])} | {_g(r['reserved'])} "
             f"| {'yes' if r['margin_covers'] else 'NO' if r['margin_covers'] is not None else ''} | {_g(r['ds_gpu'])} "
             f"| {_r(r['ds_ratio'])} | {_g(r['host_total'])} | {_g(r['rss'])} |")
+    if pending:
+        lines += ["", "## Awaiting measurement", "",
+                  "The shapes of issue 14 section 5 in benchmarks/estimate_gpu_probe.py's default matrix that the data "
+                  "do not hold yet (GiB per GPU; host per process):", "",
+                  "| case | stage | offload | N | est | peak moment | +margin | host est+margin |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [f"| {r['case']} | {r['stage']} | {r['offload']} | {r['world']} | {_g(r['est_covered'])} | "
+                  f"{r['peak_moment']} | {_g(r['est_total'])} | {_g(r['host_total'])} |" for r in pending]
     misses = [r for r in rows if r["ratio"] is not None and not r["within_10"]]
     if misses:
         lines += ["", "## Outside +-10 %", ""]
@@ -373,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(json.dumps(r))
         return 0
-    text = markdown(rows, [os.path.basename(f) for f in files], {os.path.basename(f): describe(f) for f in files})
+    text = markdown(rows, [os.path.basename(f) for f in files], {os.path.basename(f): describe(f) for f in files},
+                    pending_rows(rows))
     if args.write:
         with open(args.write, "w", encoding="utf-8") as f:
             f.write(text)

@@ -3,7 +3,8 @@
 `deepspeed.initialize` with a small config matrix, 3 steps on random tokens, then peak allocated / reserved GPU
 memory and peak host RSS per rank.
 
-    python benchmarks/estimate_gpu_probe.py --out OUT [--deadline 420]   # the matrix; writes OUT/estimate-gpu-h200.json
+    python benchmarks/estimate_gpu_probe.py --out OUT [--deadline 420] [--matrix new|2026-11-30]
+                                                                          # writes OUT/estimate-gpu-h200.json
     python benchmarks/estimate_gpu_probe.py --child CASE.json             # one case (torchrun for several ranks)
 
 The matrix uses `"torch_adam": true` (torch AdamW, on the CPU copies with offload) so no DeepSpeed op is
@@ -37,23 +38,77 @@ def shape_params(hidden: int, layers: int, vocab: int) -> tuple[int, int]:
     return 2 * vocab * hidden + layers * block + 2 * hidden, vocab * hidden
 
 
-def config(stage: int, off_opt: bool, off_par: bool, micro: int) -> dict:
-    z: dict = {"stage": stage}
+def config(stage: int, off_opt: bool, off_par: bool, micro: int, zero: dict | None = None,
+           client_optimizer: bool = False) -> dict:
+    z: dict = {"stage": stage, **(zero or {})}
     if off_opt:
         z["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if off_par:
         z["offload_param"] = {"device": "cpu", "pin_memory": True}
-    return {"train_micro_batch_size_per_gpu": micro, "gradient_accumulation_steps": 1, "bf16": {"enabled": True},
-            "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}, "zero_optimization": z,
-            "steps_per_print": 1000}
+    cfg = {"train_micro_batch_size_per_gpu": micro, "gradient_accumulation_steps": 1, "bf16": {"enabled": True},
+           "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}, "zero_optimization": z,
+           "steps_per_print": 1000}
+    if client_optimizer:  # the script passes torch.optim.AdamW(lr=1e-4) with torch's defaults (foreach on CUDA)
+        del cfg["optimizer"]
+    return cfg
 
 
-MATRIX = [  # (model, stage, off_opt, off_par, gpus)
+# The matrix of docs/data/estimate-gpu-h200-2026-11-30.json: (model, stage, off_opt, off_par, gpus)
+MATRIX_2026_11_30 = [
     ("1.3B", 2, False, False, 1), ("1.3B", 3, False, False, 1), ("1.3B", 1, False, False, 1),
     ("1.3B", 2, True, False, 1), ("1.3B", 3, True, False, 1), ("1.3B", 3, True, True, 1),
     ("1.3B", 2, False, False, 2), ("1.3B", 3, False, False, 2), ("1.3B", 3, True, True, 2),
     ("2.7B", 2, False, False, 1), ("2.7B", 3, False, False, 1),
 ]
+
+# The shapes of issue 14 section 5 (350M and 1.3B; stages 1-3; offload; a lowered stage3_max_live_parameters with
+# the default and a small reuse distance; ZeRO-2 optimizer offload with a short sequence (seq 128, micro-batch 1) so
+# that initialize's copies are the peak, with overlap_comm, and with the "smaller communication buckets" suggestion
+# applied; ZeRO-3 with a client torch AdamW): name suffix, model, stage, off_opt, off_par, gpus, extra
+# zero_optimization keys, client optimizer, seq, micro-batch.
+LIVE = {"stage3_max_live_parameters": 100_000_000}
+NEW = [
+    ("", "350M", 1, False, False, 1, {}, False, 512, 2),
+    ("", "350M", 2, False, False, 1, {}, False, 512, 2),
+    ("", "350M", 3, False, False, 1, {}, False, 512, 2),
+    ("", "350M", 3, True, False, 2, {}, False, 512, 2),
+    ("", "1.3B", 1, False, False, 2, {}, False, 512, 2),
+    ("-live1e8", "1.3B", 3, True, True, 1, LIVE, False, 512, 2),
+    ("-live1e8", "1.3B", 3, False, False, 2, LIVE, False, 512, 2),
+    ("-live1e8-reuse2e8", "1.3B", 3, True, True, 1, {**LIVE, "stage3_max_reuse_distance": 200_000_000}, False,
+     512, 2),
+    ("-short", "1.3B", 2, True, False, 1, {}, False, 128, 1),
+    ("-short-overlap", "1.3B", 2, True, False, 1, {"overlap_comm": True}, False, 128, 1),
+    ("-short-overlap", "350M", 2, True, False, 1, {"overlap_comm": True}, False, 128, 1),
+    ("-short-smallbuckets", "1.3B", 2, True, False, 1, {"overlap_comm": False, "reduce_bucket_size": 50_000_000},
+     False, 128, 1),
+    ("-clientadamw", "1.3B", 3, False, False, 1, {}, True, 512, 2),
+    ("-clientadamw", "350M", 3, False, False, 2, {}, True, 512, 2),
+]
+MATRICES = {
+    "new": NEW,
+    "2026-11-30": [("", m, st, oo, op, g, {}, False, None, None) for m, st, oo, op, g in MATRIX_2026_11_30],
+}
+
+
+def cases(matrix: list, seq: int, micro: int) -> list[dict]:
+    """The case dicts of a matrix (what --child runs and what benchmarks/estimate_accuracy.py reads)."""
+    out = []
+    for i, (suffix, name, stage, off_opt, off_par, gpus, zero, client, c_seq, c_micro) in enumerate(matrix):
+        hidden, layers, heads, vocab = SHAPES[name]
+        params, largest = shape_params(hidden, layers, vocab)
+        s, mb = c_seq or seq, c_micro or micro
+        tag = f"{name}-z{stage}{'-offopt' if off_opt else ''}{'-offparam' if off_par else ''}{suffix}-{gpus}gpu"
+        opt = "client torch AdamW (foreach)" if client else "torch AdamW" + (" on CPU" if off_opt else "")
+        out.append({"name": tag, "model": f"GPT-like {name} (pure torch, untied head, 4h GELU MLP)",
+                    "params": params, "largest_layer_params": largest, "hidden": hidden, "layers": layers,
+                    "heads": heads, "vocab": vocab, "intermediate": 4 * hidden, "gated_mlp": False,
+                    "dropout": False, "seq_len": s, "micro_batch": mb, "stage": stage, "precision": "bf16",
+                    "offload_optimizer": "cpu" if off_opt else "none", "offload_param": "cpu" if off_par else "none",
+                    "world_size": gpus, "gpus_per_node": gpus, "zero_init": False, "torch_adam": True,
+                    "client_optimizer": client, "optimizer": opt,
+                    "config": config(stage, off_opt, off_par, mb, zero, client), "port_offset": i})
+    return out
 
 
 # -- one case --------------------------------------------------------------------------------------------------------
@@ -109,7 +164,9 @@ def child(case_path: str) -> int:
     model = GPT()
     built = time.time()
     torch.cuda.reset_peak_memory_stats()
-    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=case["config"])
+    client = torch.optim.AdamW(model.parameters(), lr=1e-4) if case.get("client_optimizer") else None
+    engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), optimizer=client,
+                                      config=case["config"])
     after_init = torch.cuda.memory_allocated()
     init_s = time.time() - built
     gen = torch.Generator(device="cuda").manual_seed(rank)
@@ -132,25 +189,13 @@ def child(case_path: str) -> int:
 
 # -- the matrix -------------------------------------------------------------------------------------------------------
 
-def run_matrix(out: Path, deadline: float, seq: int, micro: int) -> int:
+def run_matrix(out: Path, deadline: float, seq: int, micro: int, matrix: str = "new") -> int:
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    cases = []
-    for i, (name, stage, off_opt, off_par, gpus) in enumerate(MATRIX):
-        hidden, layers, heads, vocab = SHAPES[name]
-        params, largest = shape_params(hidden, layers, vocab)
-        tag = f"{name}-z{stage}{'-offopt' if off_opt else ''}{'-offparam' if off_par else ''}-{gpus}gpu"
-        case = {"name": tag, "model": f"GPT-like {name} (pure torch, untied head, 4h GELU MLP)", "params": params,
-                "largest_layer_params": largest, "hidden": hidden, "layers": layers, "heads": heads, "vocab": vocab,
-                "intermediate": 4 * hidden, "gated_mlp": False, "dropout": False, "seq_len": seq,
-                "micro_batch": micro, "stage": stage, "precision": "bf16",
-                "offload_optimizer": "cpu" if off_opt else "none", "offload_param": "cpu" if off_par else "none",
-                "world_size": gpus, "gpus_per_node": gpus, "zero_init": False, "torch_adam": True,
-                "optimizer": "torch AdamW" + (" on CPU" if off_opt else ""),
-                "config": config(stage, off_opt, off_par, micro), "port_offset": i,
-                "result": str(out / tag)}
-        (out / f"{tag}.case.json").write_text(json.dumps(case))
-        cases.append(case)
+    cases_ = cases(MATRICES[matrix], seq, micro)
+    for case in cases_:
+        case["result"] = str(out / case["name"])
+        (out / f"{case['name']}.case.json").write_text(json.dumps(case))
 
     def launch(case, gpu_ids):
         if time.time() - start > deadline:
@@ -174,8 +219,8 @@ def run_matrix(out: Path, deadline: float, seq: int, micro: int) -> int:
     import torch  # noqa: F401  (fail early where torch is missing)
 
     n_gpus = int(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU "))
-    singles = [c for c in cases if c["world_size"] == 1]
-    multis = [c for c in cases if c["world_size"] > 1]
+    singles = [c for c in cases_ if c["world_size"] == 1]
+    multis = [c for c in cases_ if c["world_size"] > 1]
     results = []
     lanes = max(1, n_gpus)
     with ThreadPoolExecutor(lanes) as pool:
@@ -214,10 +259,16 @@ def main() -> int:
     ap.add_argument("--deadline", type=float, default=420.0, help="launch no case after this many seconds")
     ap.add_argument("--seq-len", type=int, default=512)
     ap.add_argument("--micro-batch", type=int, default=2)
+    ap.add_argument("--matrix", choices=sorted(MATRICES), default="new",
+                    help="new: the shapes of issue 14 section 5; 2026-11-30: the matrix of the first probe run")
+    ap.add_argument("--list", action="store_true", help="print the matrix's case names and exit")
     args = ap.parse_args()
     if args.child:
         return child(args.child)
-    return run_matrix(Path(args.out), args.deadline, args.seq_len, args.micro_batch)
+    if args.list:
+        print("\n".join(c["name"] for c in cases(MATRICES[args.matrix], args.seq_len, args.micro_batch)))
+        return 0
+    return run_matrix(Path(args.out), args.deadline, args.seq_len, args.micro_batch, args.matrix)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ non-persistent parameters that are gathered. It checks the rows `gathered parame
 needed` and `gathered parameters (module being reduced)` of docs/estimate.md without a GPU. Result with the
 defaults (P = 5.07e6, scaled like the 1.3B verify model): step 1 (trace being recorded) one module at a time; steps
 2-3: 0.78 P at the end of the forward (= stage3_max_live_parameters), at most 0.83 P; 0.62 P when the first bucket
-(0.38 P of gradients) is reduced; the two embeddings when the last one is.
+(0.38 P of gradients) is reduced; the two embeddings when the last one is. `--live 1e8` (0.08 P): still 0.39 P at the
+end of the forward (= max_reuse_distance / 2: modules whose backward comes within the reuse distance are kept), 0.09 P
+when the first bucket is reduced; `--live 1e8 --reuse 3e8`: 0.12 P (= 0.23 P / 2). Same with --offload.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def main() -> int:
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--seq", type=int, default=16)
     ap.add_argument("--offload", action="store_true", help="offload_param and offload_optimizer to the CPU")
+    ap.add_argument("--live", type=float, default=1e9, help="stage3_max_live_parameters at the 1.3B size")
+    ap.add_argument("--reuse", type=float, default=1e9, help="stage3_max_reuse_distance at the 1.3B size")
     ap.add_argument("--json", metavar="PATH", help="write every step's trace here")
     args = ap.parse_args()
     for k, v in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(29500 + os.getpid() % 1000)), ("RANK", "0"),
@@ -49,7 +53,8 @@ def main() -> int:
     h, n, v = args.hidden, args.layers, args.vocab
     P = n * (12 * h * h + 13 * h) + v * h + args.seq * h + 2 * h + v * h
     k = P / REAL_P
-    z = {"stage": 3, "stage3_max_reuse_distance": int(1e9 * k), "stage3_max_live_parameters": int(1e9 * k),
+    z = {"stage": 3, "stage3_max_reuse_distance": int(args.reuse * k),
+         "stage3_max_live_parameters": int(args.live * k),
          "stage3_prefetch_bucket_size": int(5e7 * k), "reduce_bucket_size": int(5e8 * k),
          "stage3_param_persistence_threshold": 4 * h + 1}  # vectors persist, matrices do not (as at h = 2048)
     if args.offload:
@@ -103,8 +108,9 @@ def main() -> int:
         print(f"step {step}: gathered at the end of the forward {fwd_end / p_np:.2f} P, at most "
               f"{max(g for *_, g in log) / p_np:.2f} P; bucket reductions (gradients in the bucket, gathered): "
               + ", ".join(f"({e / P:.2f} P, {g / p_np:.2f} P)" for e, g in reductions))
-    print(f"P = {P:,} (non-persistent {p_np:,}); sizes scaled by {k:.3g}: max_live = max_reuse = "
-          f"{z['stage3_max_live_parameters']:,} ({z['stage3_max_live_parameters'] / p_np:.2f} P), "
+    print(f"P = {P:,} (non-persistent {p_np:,}); sizes scaled by {k:.3g}: max_live "
+          f"{z['stage3_max_live_parameters']:,} ({z['stage3_max_live_parameters'] / p_np:.2f} P), max_reuse "
+          f"{z['stage3_max_reuse_distance']:,} ({z['stage3_max_reuse_distance'] / p_np:.2f} P), "
           f"reduce_bucket_size {z['reduce_bucket_size']:,}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

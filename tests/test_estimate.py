@@ -10,6 +10,7 @@ import pytest
 from zerolint.estimate.memory import (
     BWD,
     CONV,
+    CUDA_CONTEXT_BYTES,
     FWD,
     INIT,
     RED,
@@ -136,6 +137,68 @@ def test_stage3_live_parameter_budget_and_prefetch():
                  stage3_prefetch_bucket_size=2e7), gpus=8)
     assert comp(e, "gathered") == 2 * 100_000_000 + 2 * 50_000_000  # live budget (fwd) + module reduced (end)
     assert comp(e, "prefetch") == 2 * 20_000_000
+
+
+def test_stage3_reuse_distance_keeps_half_of_it_gathered_whatever_the_live_budget():
+    # partitioned_param_coordinator.py:653-661: after its forward a module is kept while its backward comes within
+    # max_reuse_distance (2 x the parameters after it), so the forward ends with the last 1e9 / 2 gathered although
+    # the live budget (1e8) stops prefetching (:453). The CPU trace (benchmarks/zero3_gather_trace.py --live 1e8)
+    # shows 0.39 P gathered at the end of the forward for a reuse distance of 0.78 P.
+    e = est(zero(3, stage3_max_live_parameters=1e8), gpus=8)
+    rows = {c.key + "/" + c.moments[0]: c.bytes for c in e.components if c.key in ("gathered", "gathered_bwd")}
+    assert rows == {"gathered/" + FWD: 2 * 500_000_000,  # max(1e8 live, 1e9 / 2 kept, L 5e7)
+                    "gathered/" + RED: 2 * 50_000_000,  # the module being reduced at the end
+                    # first bucket reduced (f = 0.5): the kept half is used up, the live budget + prefetch remain
+                    "gathered_bwd/" + BWD: 2 * (100_000_000 + 50_000_000)}
+    assert comp(e, "prefetch") == 2 * 50_000_000
+    # the live budget binds the forward once the reuse distance is at most twice it
+    e = est(zero(3, stage3_max_live_parameters=1e8, stage3_max_reuse_distance=2e8), gpus=8)
+    assert [c.bytes for c in e.components if c.key == "gathered" and FWD in c.moments] == [2 * 100_000_000]
+
+
+def test_peak_at_initialize_allocator_cache_counts_what_the_freed_blocks_cannot_hold():
+    # ZeRO-2 + optimizer offload, one GPU, P 1e9, largest tensor 5e7: initialize holds the 16-bit parameters and
+    # their flat copy (4e9 B). The blocks it frees hold up to 1e8 B (the largest tensor), so the step's 1e9 B reduce
+    # bucket and the 4e8 B fp64 copy of the largest gradient take new segments; the 1e8 B staging buffers do not.
+    e = est(zero(2, offload_optimizer={"device": "cpu"}))
+    assert e.gpu_peak_moment == INIT and e.per_gpu_covered_bytes == 4 * P
+    assert comp(e, "margin_cache") == 1_000_000_000 + 400_000_000
+
+
+def test_smaller_buckets_promise_what_the_model_saves():
+    # overlap_comm at ZeRO-2 + offload: the two 1e9 B buckets put the peak in backward (4.6e9 B). Smaller buckets
+    # without overlap move it to initialize (4e9 B), where the fp64 block of the largest gradient (4e8 B) is no
+    # longer part of the peak but still takes its own segment: the suggestion promises the recomputed need, not
+    # the 0.84e9 B the old allocator-cache rule (every step buffer minus the peak, nothing at initialize) gave.
+    e = est(zero(2, overlap_comm=True, offload_optimizer={"device": "cpu"}), gpu_memory=6 * GiB)
+    assert e.gpu_peak_moment == BWD and e.per_gpu_covered_bytes == 4_600_000_000
+    (s,) = [s for s in e.suggestions if s.title == "smaller communication buckets"]
+    assert s.change == {"zero_optimization.reduce_bucket_size": 50_000_000, "zero_optimization.overlap_comm": False}
+    assert s.per_gpu_bytes == 4 * P + CUDA_CONTEXT_BYTES + 400_000_000 + int(0.4 * 4 * P)
+    assert e.per_gpu_bytes - s.per_gpu_bytes == 440_000_000
+
+
+@pytest.mark.parametrize("target,offload,temporaries", [
+    ("deepspeed", None, 4 * P // 8),  # the script's torch.optim.AdamW: foreach sqrt of one sub-group (Pn here)
+    ("accelerate", None, 4 * P // 8),
+    ("hf", None, None),  # the Trainer's adamw_torch_fused: no temporaries
+    ("deepspeed", {"device": "cpu"}, None),  # offload: DeepSpeedCPUAdam runs, not the client optimizer
+])
+def test_client_optimizer_step_temporaries(target, offload, temporaries):
+    cfg = zero(3, **({"offload_optimizer": offload} if offload else {}))
+    del cfg["optimizer"]
+    e = est(cfg, gpus=8, target=target)
+    rows = [c.bytes for c in e.components if c.key == "opt_temp" and c.where == "gpu"]
+    assert rows == ([temporaries] if temporaries else [])
+    assert e.plan.client_optimizer and any("no optimizer type in the config" in a for a in e.assumptions)
+
+
+def test_zero3_defragment_cpu_buffer_on_the_host_at_initialize():
+    e = est(zero(3), gpus=4)
+    (row,) = [c for c in e.components if c.key == "defrag_cpu"]
+    assert (row.where, row.bytes, row.moments) == ("host", 2 * P // 4, (INIT,))
+    e = est(zero(3, offload_param={"device": "cpu"}), gpus=4)
+    assert not [c for c in e.components if c.key == "defrag_cpu"]
 
 
 def test_zero_fields_read_under_either_name():

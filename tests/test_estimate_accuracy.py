@@ -4,6 +4,7 @@ hold, and docs/estimate-accuracy.md is what the benchmark generates from the dat
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 
@@ -75,5 +76,33 @@ def test_doc_is_regenerated(bench):
     doc = ROOT / "docs" / "estimate-accuracy.md"
     rows = [bench.row(s, raw) for s, raw in bench.load_files(files())]
     expected = bench.markdown(rows, [os.path.basename(f) for f in files()],
-                              {os.path.basename(f): bench.describe(f) for f in files()})
+                              {os.path.basename(f): bench.describe(f) for f in files()}, bench.pending_rows(rows))
     assert doc.read_text(encoding="utf-8") == expected, f"stale: run {bench.COMMAND}"
+
+
+def test_probe_matrix_shapes_are_in_the_benchmark(bench, rows):
+    """Every case of the GPU probe's default matrix (issue 14 section 5) is either measured in docs/data/ or listed
+    with its estimate under "Awaiting measurement"; the probe's case dicts carry what the estimate reads."""
+    names = [c["name"] for c in bench.probe_cases()]
+    assert len(names) == len(set(names)) == 14
+    pending = bench.pending_rows(rows)
+    measured = {r["case"] for r in rows if r["alloc"] is not None}
+    assert {r["case"] for r in pending} | (measured & set(names)) == set(names)
+    by_name = {r["case"]: r for r in pending}
+    if "1.3B-z2-offopt-short-1gpu" in by_name:
+        assert by_name["1.3B-z2-offopt-short-1gpu"]["peak_moment"] == "init"
+    doc = (ROOT / "docs" / "estimate-accuracy.md").read_text(encoding="utf-8")
+    assert all(f"| {r['case']} |" in doc for r in pending)
+
+
+def test_probe_json_alone_gives_the_table(bench, tmp_path, capsys):
+    """What the lead runs on the probe's output: estimate vs measured for each case of the file."""
+    case = dict(bench.probe_cases()[12], status="ok", peak_allocated_bytes=30 * 2**30, peak_reserved_bytes=36 * 2**30,
+                host_rss_peak_bytes=6 * 2**30)
+    assert case["name"] == "1.3B-z3-clientadamw-1gpu" and "optimizer" not in case["config"]
+    p = tmp_path / "estimate-gpu-h200.json"
+    p.write_text(json.dumps({"source": "probe", "cases": [case]}))
+    assert bench.main([str(p)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("| estimate-gpu-h200 | 1.3B-z3-clientadamw-1gpu |"))
+    assert "| 3 | - | 1 | yes | 28.34 | step: update | 30.00 | 1.06 | yes |" in line

@@ -195,6 +195,7 @@ class Plan:
     optimizer_state_bytes: int = 8
     optimizer_desc: str = "AdamW: 2 fp32 moments"
     torch_adam: bool = False  # torch.optim.Adam(W) instead of FusedAdam/CPUAdam: creates step temporaries
+    client_optimizer: bool = False  # no optimizer section: the script passes its own optimizer
     grad_accum_dtype: str | None = None  # data_types.grad_accum_dtype; None: the model dtype
     comm_dtype: str | None = None  # communication_data_type; None: the model dtype
     bf16_master: bool = False  # bf16.bf16_master_weights_and_grads / fp16.fp16_master_weights_and_grads
@@ -539,8 +540,8 @@ def plan_from_view(view, model: ModelSpec | None = None) -> Plan:
     params = params if isinstance(params, dict) else {}
     if not isinstance(opt_type, str) or not opt_type.strip() or opt_type.strip().lower() == "auto":
         plan.optimizer, (plan.optimizer_state_bytes, plan.optimizer_desc) = "adamw", OPTIMIZERS["adamw"]
-        notes.append("no optimizer type in the config: assumed the client optimizer is AdamW (what the HF Trainer "
-                     "passes), 2 fp32 moments")
+        plan.client_optimizer = True
+        _client_optimizer(plan, view, off_opt, stage, notes)
     else:
         name = opt_type.strip().lower()
         plan.optimizer = name
@@ -578,6 +579,26 @@ def plan_from_view(view, model: ModelSpec | None = None) -> Plan:
         notes.append("NVMe optimizer offload is a ZeRO-3 feature; estimated as CPU offload")
     plan.assumptions = notes
     return plan
+
+
+def _client_optimizer(plan: Plan, view, off_opt: str, stage: int, notes: list[str]) -> None:
+    """No optimizer section: the script passes its own optimizer, assumed AdamW. The HF Trainer's default with
+    torch >= 2.8 is `adamw_torch_fused` (transformers 5.24 training_args.py:806-811), whose fused kernel updates in
+    place; a script's own `torch.optim.AdamW(...)` runs torch's default, the foreach implementation on CUDA
+    (torch 2.13 optim/adam.py:937-941), which allocates sqrt(exp_avg_sq) for the whole group at each step
+    (adam.py:790). With optimizer offload the client optimizer is not what runs: DeepSpeed raises at initialize
+    unless it is DeepSpeedCPUAdam (zero_force_ds_cpu_optimizer), and the HF Trainer swaps in DeepSpeedCPUAdam."""
+    offloaded = stage >= 1 and off_opt != "none"
+    if view.target == "hf":
+        notes.append("no optimizer type in the config: assumed the HF Trainer's default optimizer, torch AdamW "
+                     "(fused with torch >= 2.8: no step temporaries), 2 fp32 moments")
+    elif offloaded:
+        notes.append("no optimizer type in the config: assumed a client AdamW replaced by DeepSpeedCPUAdam under "
+                     "optimizer offload, 2 fp32 moments")
+    else:
+        plan.torch_adam = True
+        notes.append("no optimizer type in the config: assumed the script passes torch.optim.AdamW with torch's "
+                     "defaults (foreach on CUDA: step temporaries of 4 B per parameter of a step), 2 fp32 moments")
 
 
 # -- the model of memory ----------------------------------------------------------------------------------------------
@@ -867,6 +888,9 @@ def _zero3_params(b: _Parts) -> None:
     if off_par == "none":
         add(f"{dn} parameter partition", d * Pn, "gpu", f"{d} B x Pn ({_f(Pn)}) (lp_param_buffer)", ALWAYS, True,
             "params")
+        add("defragment CPU buffer", d * Pn, "host",
+            f"{d} B x Pn: initialize moves the partitions into one flat GPU buffer through a pageable CPU copy "
+            "(stage3.py:972 defragment, runtime/zero/utils.py:221)", (INIT,), False, "defrag_cpu")
     else:
         pin = plan.pin_param
         in_cpu = Pn if off_par == "cpu" else min(Pn, plan.max_in_cpu)
@@ -895,32 +919,45 @@ def _zero3_params(b: _Parts) -> None:
 
 
 def _zero3_gathered(b: _Parts) -> None:
-    """Stage 3: gathered parameters, prefetch, what backward still needs, persistent parameters."""
+    """Stage 3: gathered parameters, prefetch, what backward still needs, persistent parameters.
+
+    Once the trace is recorded (step 2 on) two rules decide what is gathered (partitioned_param_coordinator.py):
+    prefetching stops when stage3_max_live_parameters are gathered (:453-457, the budget counts every gathered
+    parameter), and a module is not released after its forward when its next use comes within
+    stage3_max_reuse_distance parameters of the trace (:653-661). A module's next use after its forward is its
+    backward, after the rest of the forward and the backward of those same modules: 2 x (parameters after it), so
+    the forward ends holding the last max_reuse_distance / 2 parameters whatever the live budget. In backward no
+    module is used again, so only the live budget (and what the forward kept, as backward reaches it) remains.
+    """
     add, plan = b.add, b.plan
     L, d, P_np, alias, persist_numel, mid_bwd, done = b.L, b.d, b.P_np, b.alias, b.persist_numel, b.mid_bwd, b.done
-    live_cap = max(plan.max_live_parameters, plan.max_reuse_distance, L)
-    gathered = min(P_np, live_cap)
+    kept = plan.max_reuse_distance // 2
+    gathered = min(P_np, max(plan.max_live_parameters, kept, L))
     add("gathered parameters", 0 if alias else d * gathered, "gpu",
         "0: with one rank the partition is the whole parameter and gathering aliases it "
         "(partition_parameters.py _no_gather_coalesced)" if alias else
         f"{d} B x min(P non-persistent {_f(P_np)}, max(stage3_max_live_parameters "
-        f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance {_f(plan.max_reuse_distance)}, L {_f(L)})): "
-        "once the trace is recorded (step 2 on) the coordinator prefetches until stage3_max_live_parameters are "
-        "gathered (partitioned_param_coordinator.py:452) and keeps what is reused within "
-        "stage3_max_reuse_distance (:634); with offload_param the gathered copies are on the GPU even with one "
-        "rank", (FWD,), False, "gathered")
+        f"{_f(plan.max_live_parameters)}, stage3_max_reuse_distance / 2 {_f(kept)}, L {_f(L)})): "
+        "from step 2 the coordinator prefetches until stage3_max_live_parameters are gathered "
+        "(partitioned_param_coordinator.py:453) and does not release a module whose backward comes within "
+        "stage3_max_reuse_distance (:653-661), i.e. the last max_reuse_distance / 2 parameters of the forward; "
+        "with offload_param the gathered copies are on the GPU even with one rank", (FWD,), False, "gathered")
     prefetch = 0 if alias else min(plan.prefetch_bucket_size, max(0, P_np - gathered))
     add("prefetch in flight", d * prefetch, "gpu",
         "0: with one rank and the partition on the GPU there is nothing to fetch" if alias else
         f"{d} B x min(stage3_prefetch_bucket_size {_f(plan.prefetch_bucket_size)}, parameters beyond the live "
         "budget)", (FWD,), False, "prefetch")
     if mid_bwd:
-        still = min(gathered + prefetch, math.ceil((1 - done) * P_np))
+        used = math.ceil(done * P_np)
+        budget = min(P_np, max(plan.max_live_parameters, kept - used, L))
+        still = min(budget + prefetch, P_np - used)
         add("gathered parameters still needed", 0 if alias else d * still, "gpu",
             "0: aliased with one rank" if alias else
-            f"{d} B x min(gathered + prefetch, (1 - rbs/P) x P non-persistent) = {_f(still)}: in backward the "
-            "coordinator releases each module after its last use and prefetches only what the rest of backward "
-            "needs (part of the gathered parameters above)", (BWD,), False, "gathered_bwd")
+            f"{d} B x min(max(stage3_max_live_parameters, max_reuse_distance / 2 - rbs/P x P non-persistent, L) "
+            f"+ prefetch, (1 - rbs/P) x P non-persistent) = {_f(still)}: in backward the coordinator releases "
+            "each module after its use and prefetches within the live budget; what the forward kept by reuse "
+            "distance is the first part backward uses (part of the gathered parameters above)", (BWD,), False,
+            "gathered_bwd")
     add("persistent parameters", d * persist_numel, "gpu",
         f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
         f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
@@ -1060,7 +1097,7 @@ def _host_model(b: _Parts) -> None:
 
 
 
-def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False) -> None:
+def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False, freed_block: int = 0) -> None:
     gpu_cov = _peak_of(comps, "gpu")
     host_cov = _peak_of(comps, "host")
     comps.append(Component("CUDA context" + (" + NCCL" if cluster.world > 1 else ""),
@@ -1068,12 +1105,11 @@ def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False
                            f"{gib(CUDA_CONTEXT_BYTES):.1f} GiB context"
                            + (f" + {gib(NCCL_BYTES):.1f} GiB NCCL buffers" if cluster.world > 1 else "")
                            + " (outside torch's allocator)", (BUILD, *ALWAYS), False, True, "margin_context"))
-    step_total = sum(c.bytes for c in comps if c.where == "gpu" and not c.margin and c.key not in PART_OF
-                     and any(m in TRAIN for m in c.moments))
-    comps.append(Component("allocator cache", max(0, step_total - gpu_cov), "gpu",
-                           "every GPU buffer of the step minus the peak moment: the caching allocator keeps freed "
-                           "blocks, and other moments' buffers of other sizes take new ones", ALWAYS, False, True,
-                           "margin_cache"))
+    comps.append(Component("allocator cache", _allocator_cache(comps, freed_block), "gpu",
+                           "the GPU buffers of the step not alive at the peak moment: the caching allocator keeps "
+                           "freed blocks, and other moments' buffers of other sizes take new ones (with the peak at "
+                           "initialize: the step's buffers larger than the largest tensor initialize frees)", ALWAYS,
+                           False, True, "margin_cache"))
     frac = GPU_ALLOCATOR_FRACTION_OFFLOAD if offload else GPU_ALLOCATOR_FRACTION
     comps.append(Component("allocator fragmentation", int(frac * gpu_cov), "gpu",
                            f"{frac:.0%} of the covered peak" + (" (offload: host<->GPU staging copies)" if offload
@@ -1087,6 +1123,27 @@ def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False
                            "pool)", ALWAYS, False, True, "margin_host_allocator"))
 
 
+def _allocator_cache(comps: list[Component], freed_block: int) -> int:
+    """The step's GPU buffers that are not alive at the peak moment (parts of other rows counted once).
+
+    With the peak inside the step: every buffer of the step minus the peak moment (the allocator keeps the blocks a
+    moment frees; the next moment's buffers, of other sizes, mostly take new ones). With the peak at initialize:
+    the buffers the step allocates later that the blocks initialize frees cannot hold. ZeRO-1/2 frees the
+    per-tensor parameters (blocks up to the largest tensor, `freed_block` bytes) for one flat buffer
+    (stage_1_and_2.py:449-509): activations and buffers up to that size reuse them, larger ones take new segments:
+    the reduce bucket(s), and with optimizer offload the fp64 copy of each gradient taken for its norm (:1886),
+    which with `overlap_comm` is allocated on DeepSpeed's reduction stream (reduce_ipg_grads, :2239-2240) whose
+    blocks form a pool of their own."""
+    gpu = [c for c in comps if c.where == "gpu" and not c.margin]
+    sums = {mo: sum(c.bytes for c in gpu if mo in c.moments) for mo in MOMENTS}
+    peak = max(MOMENTS, key=lambda mo: (sums[mo], -MOMENTS.index(mo)))
+    later = [c for c in gpu if c.key not in PART_OF and peak not in c.moments and any(mo in TRAIN for mo in c.moments)]
+    if peak == INIT:
+        return sum(c.bytes for c in later if c.key != "activations" and c.bytes > freed_block)
+    parts_at_peak = sum(c.bytes for c in gpu if c.key in PART_OF and peak in c.moments)
+    return max(0, sum(c.bytes for c in later) - parts_at_peak)
+
+
 def _peak_of(comps: list[Component], where: str) -> int:
     return max(sum(c.bytes for c in comps if c.where == where and not c.margin and mo in c.moments) for mo in MOMENTS)
 
@@ -1098,7 +1155,8 @@ def estimate_plan(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Work
     comps, act_known, notes = build_components(plan, model, cluster, workload, zero_init, gpu_memory)
     offload = (plan.stage >= 1 and plan.offload_optimizer != "none") or \
         (plan.stage == 3 and plan.offload_param != "none")
-    _add_margins(comps, cluster, offload)
+    largest = model.largest_tensor or model.largest_layer or model.params
+    _add_margins(comps, cluster, offload, plan.d * largest)
     est = Estimate(plan=plan, model=model, cluster=cluster, workload=workload, components=comps,
                    gpu_memory=gpu_memory, host_memory=host_memory, zero_init=zero_init, activations_known=act_known,
                    config_path=config_path)
