@@ -23,6 +23,7 @@ class Settings:
     # (`--training-args`, a dict with defaults filled) and the Accelerate config YAML that names this file.
     training_args: dict | None = None
     accelerate: Any = None
+    transformers_version: str | None = None  # None: installed transformers (metadata), else model/trainer.py's newest
     # Model size and hardware for the memory rules (ZL801, zerolint/estimate/memory.py); None: unknown, those rules stay
     # quiet. `params` is a count or "7B"; `model` a Hugging Face config.json path; memory "80GB" or bytes.
     params: int | str | None = None
