@@ -51,9 +51,9 @@ MISSING: Any = object()
 # What the Trainer does with a DeepSpeed config changes with the transformers version, as DeepSpeed's parsing changes
 # with DeepSpeed's: the facts below are read from each release's transformers/integrations/deepspeed.py.
 NEWEST_TRANSFORMERS = "5.24.0"
-# The warm-up fill is `max(1, args.get_warmup_steps(n))` from 5.18.0 (5.24.0 integrations/deepspeed.py:250-256, "deepspeed
-# >=0.19.6 rejects a non-positive warmup_num_steps"); 5.0.0-5.17.0 fill and compare `get_warmup_steps(n)` as is
-# (5.17.0 integrations/deepspeed.py:247-251), so no warm-up fills 0.
+# The warm-up fill is `max(1, args.get_warmup_steps(n))` from 5.18.0 (5.24.0 integrations/deepspeed.py:250-256,
+# "deepspeed>=0.19.6 rejects a non-positive warmup_num_steps"); 5.0.0-5.17.0 fill and compare
+# `get_warmup_steps(n)` as is (5.17.0 integrations/deepspeed.py:247-251), so no warm-up fills 0.
 WARMUP_CLAMP = ">=5.18.0"
 # transformers 4.x fills amp.enabled / amp.opt_level for the apex backend (4.57.6 integrations/deepspeed.py:194-195);
 # 5.0.0 dropped apex and fills neither.
@@ -96,9 +96,9 @@ def warmup_fill(args: dict, settings: Any) -> Any:
 # -- who fills "auto" under the Trainer --------------------------------------------------------------------------------
 # The HF Trainer hands its config to Accelerate, which fills more before DeepSpeed sees it:
 # - DeepSpeedPlugin.__post_init__ (accelerate 1.15.0 utils/dataclasses.py:1280-1293): zero_optimization.stage from the
-#   plugin's zero_stage (default 2, ACCELERATE_DEEPSPEED_ZERO_STAGE), offload devices and NVMe paths ("none"), the 16-bit
-#   save flag (false); it inserts gradient_accumulation_steps: 1 when the key is missing (:1274-1275) and overwrites
-#   steps_per_print with inf (:1326);
+#   plugin's zero_stage (default 2, ACCELERATE_DEEPSPEED_ZERO_STAGE), offload devices and NVMe paths ("none"), the
+#   16-bit save flag (false); it inserts gradient_accumulation_steps: 1 when the key is missing (:1274-1275) and
+#   overwrites steps_per_print with inf (:1326);
 # - Accelerator._prepare_deepspeed (accelerate/accelerator.py:2223-2355) fills gradient_clipping (1.0), the micro and
 #   train batch, and the three hidden-size keys at every ZeRO stage (the Trainer fills the two stage3_ ones only at
 #   ZeRO-3), then `deepspeed_config_process` walks every nested dict: any other "auto" raises (below).
