@@ -10,7 +10,8 @@ WarmupDecayLR and WarmupCosineLR, and what DeepSpeed then does with it.
   the scheduler sets `warmup_min_lr` at construction and gamma = log(1) = 0 (or 0 / n, linear) at the first step, so
   the first two optimizer steps run at `warmup_min_lr`, which the Trainer fills with 0 (deepspeed.py:172). Run with
   DeepSpeed 0.19.8's WarmupLR and WarmupDecayLR (warmup_num_steps 1, min 0, max 0.001): the optimizer's lr before each
-  of the first four steps was [0, 0, 0.001, 0.001] (docs/integrations.md).
+  of the first four steps was [0, 0, 0.001, 0.001]; the real Trainer (5.24.0, warm-up 0, lr 0.001) ran its first
+  three steps at [0, 0, 0.001] (docs/integrations.md).
 
 The transformers version assumed is the installed one (package metadata), else the newest known; it is in the message.
 """
