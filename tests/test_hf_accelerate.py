@@ -124,3 +124,68 @@ def test_yaml_and_jmespath_are_not_imported_by_the_cli_module():
     out = subprocess.run([sys.executable, "-c", "import zerolint.cli, sys; print(' '.join(sys.modules))"],
                          capture_output=True, text=True, check=True, cwd=Path(ROOT)).stdout.split()
     assert not {m for m in out if m.split(".")[0] in ("yaml", "jmespath", "jsonschema", "rich", "pydantic")}
+
+
+# -- transformers versions, Accelerate's share, --target auto (issue 14 §2, §3, §3b) --------------------------------
+
+def _codes(config, *, select, training_args=None, **settings):
+    from zerolint.model.document import parse
+    from zerolint.model.view import Settings
+    from zerolint.rules.engine import Selection, run_rules
+
+    args = training_args_dict(training_args) if training_args is not None else None
+    diags = run_rules(parse(json.dumps(config), "ds.json"), Settings(training_args=args, **settings),
+                      Selection(select=select))
+    return [(d.code, d.severity.value, d.pointer, d.fails_at, d.message) for d in diags]
+
+
+def test_transformers_version_from_metadata_else_newest(monkeypatch):
+    from zerolint.model import trainer
+    from zerolint.model.view import Settings
+
+    assert str(trainer.transformers_version(Settings(transformers_version="5.17.0"))) == "5.17.0"
+    trainer.installed_transformers.cache_clear()
+    monkeypatch.setattr("importlib.metadata.version", lambda name: (_ for _ in ()).throw(
+        __import__("importlib.metadata").metadata.PackageNotFoundError(name)))
+    try:
+        assert str(trainer.transformers_version(Settings())) == trainer.NEWEST_TRANSFORMERS == "5.24.0"
+    finally:
+        trainer.installed_transformers.cache_clear()
+
+
+def test_hard_coded_warmup_of_one_matches_no_warmup_on_5_18_and_not_before():
+    cfg = {"zero_optimization": {"stage": 2}, "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": 1}}}
+    args = {"max_steps": 100}
+    new = _codes(cfg, select=["ZL523"], target="hf", training_args=args, transformers_version="5.18.0")
+    old = _codes(cfg, select=["ZL523"], target="hf", training_args=args, transformers_version="5.17.0")
+    assert new == []
+    assert old == [("ZL523", "error", "/scheduler/params/warmup_num_steps", None,
+                    "ds scheduler.params.warmup_num_steps=1 vs hf warmup_steps=0 (transformers 5.17.0 fills the "
+                    "warm-up steps as they are): the HF Trainer raises \"Please correct the following DeepSpeed "
+                    "config values that mismatch TrainingArguments values\" when training starts")]
+
+
+def test_stage_auto_and_zero3_sizes_at_zero2_are_filled_under_the_trainer():
+    cfg = {"train_micro_batch_size_per_gpu": "auto",
+           "zero_optimization": {"stage": "auto", "stage3_prefetch_bucket_size": "auto",
+                                 "stage3_param_persistence_threshold": "auto", "overlap_comm": "auto"}}
+    assert _codes(cfg, select=["ZL502"], target="hf") == [
+        ("ZL502", "error", "/zero_optimization/overlap_comm", "initialize",
+         "the HF Trainer does not fill \"auto\" at zero_optimization.overlap_comm: Accelerate raises \"ValueError: "
+         "`zero_optimization.overlap_comm` not found in kwargs. Please specify `zero_optimization.overlap_comm` "
+         "without `auto` (set to correct value) in the DeepSpeed config file or pass it in kwargs.\" when "
+         "trainer.train() (or accelerator.prepare) prepares the model, before deepspeed.initialize")]
+
+
+def test_target_auto_names_the_consumer_and_raw_deepspeeds_verdict(tmp_path):
+    (tmp_path / "ds.json").write_text('{"train_batch_size": "auto", "zero_optimization": {"stage": 2}}\n')
+    rc, diags = _diags("--deepspeed-version", "0.19.8", "--select", "ZL504,ZL501", "ds.json", cwd=tmp_path)
+    assert rc == 0
+    assert [(d["code"], d["severity"], d["line"], d["column"]) for d in diags] == [("ZL504", "info", 1, 22)]
+    assert diags[0]["message"].startswith("checked as the HF Trainer reads it (transformers ")
+    assert diags[0]["message"].endswith(" assumed), because the file holds 1 \"auto\" value; passed to "
+                                        "deepspeed.initialize directly, DeepSpeed 0.19.8 fails at parse "
+                                        "(train_batch_size is \"auto\": TypeError: '>' not supported between "
+                                        "instances of 'str' and 'int')")
+    rc, diags = _diags("--target", "deepspeed", "--select", "ZL504,ZL501", "ds.json", cwd=tmp_path)
+    assert rc == 1 and [d["code"] for d in diags] == ["ZL501"]

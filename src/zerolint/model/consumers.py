@@ -14,8 +14,11 @@
 
 from __future__ import annotations
 
-# Pointers whose "auto" the HF Trainer fills.
-HF_FILLS = frozenset(
+from .trainer import ACCELERATE_SHARE
+
+# Pointers whose "auto" the HF Trainer fills itself (`trainer_config_process`, `trainer_config_finalize`); amp only in
+# transformers < 5 (trainer.AMP_FILL).
+TRAINER_FILLS = frozenset(
     {
         "/train_micro_batch_size_per_gpu",
         "/gradient_accumulation_steps",
@@ -33,28 +36,16 @@ HF_FILLS = frozenset(
         "/bf16/enabled",
         "/amp/enabled",
         "/amp/opt_level",
-        # from the model's hidden size (`trainer_config_finalize`); the two stage3_ keys only under ZeRO-3
         "/zero_optimization/reduce_bucket_size",
         "/zero_optimization/stage3_prefetch_bucket_size",
         "/zero_optimization/stage3_param_persistence_threshold",
     }
 )
-# Filled only when the config is a ZeRO-3 config (`if self.is_zero3()` in trainer_config_finalize).
-ZERO3_ONLY_FILLS = frozenset(
-    {"/zero_optimization/stage3_prefetch_bucket_size", "/zero_optimization/stage3_param_persistence_threshold"}
-)
-
-# Accelerate fills what the Trainer fills (when used through the Trainer) plus its plugin's fields.
-ACCELERATE_FILLS = HF_FILLS | frozenset(
-    {
-        "/zero_optimization/stage",
-        "/zero_optimization/offload_optimizer/device",
-        "/zero_optimization/offload_param/device",
-        "/zero_optimization/offload_optimizer/nvme_path",
-        "/zero_optimization/offload_param/nvme_path",
-        "/zero_optimization/stage3_gather_16bit_weights_on_model_save",
-    }
-)
+# The Trainer hands the config to Accelerate, which fills its own share before DeepSpeed sees it (the ZeRO stage,
+# offload devices and paths, the 16-bit save flag, the hidden-size keys at every stage: trainer.ACCELERATE_SHARE), so
+# under the Trainer and under `accelerate launch` the same keys are filled.
+HF_FILLS = TRAINER_FILLS | ACCELERATE_SHARE
+ACCELERATE_FILLS = HF_FILLS
 
 FILLS = {"deepspeed": frozenset(), "hf": HF_FILLS, "accelerate": ACCELERATE_FILLS}
 

@@ -17,8 +17,11 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
+
+from ..base.record import Frozen, Record
+from .versions import Version, matches
 
 # TrainingArguments defaults (transformers/training_args.py) for the fields the Trainer compares; a partial dict
 # means "these arguments, the rest default", as TrainingArguments(...) would.
@@ -44,13 +47,101 @@ TRAINING_ARGS_DEFAULTS: dict[str, Any] = {
 
 MISSING: Any = object()
 
+# -- transformers versions ---------------------------------------------------------------------------------------------
+# What the Trainer does with a DeepSpeed config changes with the transformers version, as DeepSpeed's parsing changes
+# with DeepSpeed's: the facts below are read from each release's transformers/integrations/deepspeed.py.
+NEWEST_TRANSFORMERS = "5.24.0"
+# The warm-up fill is `max(1, args.get_warmup_steps(n))` from 5.18.0 (5.24.0 integrations/deepspeed.py:250-256,
+# "deepspeed>=0.19.6 rejects a non-positive warmup_num_steps"); 5.0.0-5.17.0 fill and compare
+# `get_warmup_steps(n)` as is (5.17.0 integrations/deepspeed.py:247-251), so no warm-up fills 0.
+WARMUP_CLAMP = ">=5.18.0"
+# transformers 4.x fills amp.enabled / amp.opt_level for the apex backend (4.57.6 integrations/deepspeed.py:194-195);
+# 5.0.0 dropped apex and fills neither.
+AMP_FILL = "<5.0.0"
+AMP_FILLS = frozenset({"/amp/enabled", "/amp/opt_level"})
 
-@dataclass(frozen=True)
-class Compared:
-    pointer: str  # the DeepSpeed key, as a JSON pointer
-    hf_key: str  # how HF names the TrainingArguments side in its message
-    value: Callable[[dict, int | None], Any]  # the TrainingArguments value, or MISSING when not knowable here
-    must_match: Callable[[dict], bool] = lambda a: True
+
+@lru_cache(maxsize=1)
+def installed_transformers() -> str | None:
+    """The installed transformers' version from its package metadata; transformers itself is never imported (it
+    takes seconds and may run code)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("transformers")
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def transformers_version(settings: Any) -> Version:
+    """The transformers version the HF findings assume: Settings.transformers_version, else the installed one, else
+    the newest known."""
+    asked = getattr(settings, "transformers_version", None)
+    return Version(asked or installed_transformers() or NEWEST_TRANSFORMERS)
+
+
+def clamps_warmup(settings: Any) -> bool:
+    return matches(transformers_version(settings), WARMUP_CLAMP)
+
+
+def warmup_fill(args: dict, settings: Any) -> Any:
+    """What the Trainer writes into (and compares with) scheduler.params.warmup_num_steps: its warm-up steps,
+    raised to 1 by transformers >= 5.18; MISSING when the step count is not known before training."""
+    steps = _warmup(args, None)
+    if steps is MISSING or not clamps_warmup(settings):
+        return steps
+    return max(1, steps)
+
+
+# -- who fills "auto" under the Trainer --------------------------------------------------------------------------------
+# The HF Trainer hands its config to Accelerate, which fills more before DeepSpeed sees it:
+# - DeepSpeedPlugin.__post_init__ (accelerate 1.15.0 utils/dataclasses.py:1280-1293): zero_optimization.stage from the
+#   plugin's zero_stage (default 2, ACCELERATE_DEEPSPEED_ZERO_STAGE), offload devices and NVMe paths ("none"), the
+#   16-bit save flag (false); it inserts gradient_accumulation_steps: 1 when the key is missing (:1274-1275) and
+#   overwrites steps_per_print with inf (:1326);
+# - Accelerator._prepare_deepspeed (accelerate/accelerator.py:2223-2355) fills gradient_clipping (1.0), the micro and
+#   train batch, and the three hidden-size keys at every ZeRO stage (the Trainer fills the two stage3_ ones only at
+#   ZeRO-3), then `deepspeed_config_process` walks every nested dict: any other "auto" raises (below).
+ACCELERATE_SHARE = frozenset({
+    "/steps_per_print",
+    "/zero_optimization/stage",
+    "/zero_optimization/offload_optimizer/device",
+    "/zero_optimization/offload_param/device",
+    "/zero_optimization/offload_optimizer/nvme_path",
+    "/zero_optimization/offload_param/nvme_path",
+    "/zero_optimization/stage3_gather_16bit_weights_on_model_save",
+    "/zero_optimization/reduce_bucket_size",
+    "/zero_optimization/stage3_prefetch_bucket_size",
+    "/zero_optimization/stage3_param_persistence_threshold",
+})
+# accelerate/utils/dataclasses.py:1357-1373 (DeepSpeedPlugin.fill_match): an "auto" left when _prepare_deepspeed runs.
+ACCELERATE_RAISES = ("ValueError: `{key}` not found in kwargs. Please specify `{key}` without `auto` (set to correct "
+                     "value) in the DeepSpeed config file or pass it in kwargs.")
+
+
+def in_a_list(pointer: str, root: Any) -> bool:
+    """Whether a pointer runs through a list: deepspeed_config_process walks nested dicts only, so an "auto" inside a
+    list is neither filled nor refused by Accelerate; it reaches DeepSpeed."""
+    node = root
+    for part in pointer.strip("/").split("/")[:-1]:
+        if node is None or node.kind != "object":
+            return node is not None and node.kind == "array"
+        node = node.get(part.replace("~1", "/").replace("~0", "~"))
+    return node is not None and node.kind == "array"
+
+
+class Compared(Frozen):
+    """`pointer`: the DeepSpeed key, as a JSON pointer; `hf_key`: how HF names the TrainingArguments side in its
+    message; `value`: the TrainingArguments value, or MISSING when not knowable here."""
+
+    _fields = ("pointer", "hf_key", "value", "must_match")
+
+    def __init__(self, pointer: str, hf_key: str, value: Callable[[dict, int | None], Any],
+                 must_match: Callable[[dict], bool] = lambda a: True) -> None:
+        self._set("pointer", pointer)
+        self._set("hf_key", hf_key)
+        self._set("value", value)
+        self._set("must_match", must_match)
 
 
 def _warmup(a: dict, world: int | None) -> Any:
@@ -84,6 +175,7 @@ COMPARED: tuple[Compared, ...] = (
     # trainer_config_finalize: known before training only when max_steps fixes the step count
     Compared("/scheduler/params/total_num_steps", "num_training_steps (calculated)",
              lambda a, w: a["max_steps"] if a["max_steps"] > 0 else MISSING),
+    # the value compared is the version's fill (warmup_fill), not the raw warm-up steps
     Compared("/scheduler/params/warmup_num_steps", "warmup_steps", _warmup),
     # Older transformers compared fp16.enabled only for the amp backend; with apex the versions disagree.
     Compared("/fp16/enabled", "fp16|fp16_full_eval",
@@ -91,6 +183,9 @@ COMPARED: tuple[Compared, ...] = (
              else bool(a["fp16"] or a["fp16_full_eval"])),
     Compared("/bf16/enabled", "bf16|bf16_full_eval", lambda a, w: bool(a["bf16"] or a["bf16_full_eval"])),
 )
+
+
+WARMUP_POINTER = "/scheduler/params/warmup_num_steps"
 
 
 class TrainingArgsError(ValueError):
@@ -155,7 +250,7 @@ def mismatches(view) -> list[tuple[Compared, Any, Any]]:
         if node is None or (node.kind == "string" and node.value == "auto") or not c.must_match(args):
             continue
         ds_val = node.to_python()
-        hf_val = c.value(args, world)
+        hf_val = warmup_fill(args, view.settings) if c.pointer == WARMUP_POINTER else c.value(args, world)
         if hf_val is MISSING or ds_val is None or ds_val == hf_val:
             continue
         out.append((c, ds_val, hf_val))
@@ -186,14 +281,19 @@ PLUGIN_TO_POINTER = {
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass
-class AccelerateConfig:
-    """An Accelerate config YAML as the rules see it (Settings.accelerate)."""
+class AccelerateConfig(Record):
+    """An Accelerate config YAML as the rules see it (Settings.accelerate).
 
-    path: str
-    data: dict[str, Any]
-    text: str = ""
-    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # "key" / "deepspeed_config.key" -> value span
+    `spans`: "key" / "deepspeed_config.key" -> value span."""
+
+    _fields = ("path", "data", "text", "spans")
+
+    def __init__(self, path: str, data: dict[str, Any], text: str = "",
+                 spans: dict[str, tuple[int, int]] | None = None) -> None:
+        self.path = path
+        self.data = data
+        self.text = text
+        self.spans = {} if spans is None else spans
 
     @property
     def deepspeed(self) -> dict[str, Any]:

@@ -252,7 +252,8 @@ def _fill_auto(cfg: dict, target: str, precision: str, steps: int, hidden: int, 
         "/optimizer/params/weight_decay": (hf["weight_decay"], "weight_decay"),
         "/scheduler/params/warmup_min_lr": (0, "0 (fixed by the Trainer)"),
         "/scheduler/params/warmup_max_lr": (hf["learning_rate"], "learning_rate"),
-        "/scheduler/params/warmup_num_steps": (hf["warmup_steps"], "warmup steps"),
+        # transformers >= 5.18 fills max(1, warm-up steps): DeepSpeed >= 0.19.6 rejects 0 (trainer.WARMUP_CLAMP)
+        "/scheduler/params/warmup_num_steps": (max(1, hf["warmup_steps"]), "max(1, warmup steps)"),
         "/scheduler/params/total_num_steps": (steps, "the number of training steps"),
         "/scheduler/params/cos_min_ratio": (0.0, "cos_min_ratio"),  # HF's cosine schedule default (0.0)
         "/fp16/enabled": (precision == "fp16", f"--precision {precision} (TrainingArguments fp16)"),

@@ -6,9 +6,10 @@ from typing import Any
 
 from ...base import pointer as jp
 from ...base.record import Record
-from .. import consumers
+from .. import consumers, trainer
 from ..document import Node
 from ..dsfacts import AUTO_CRASHES
+from ..versions import matches
 from .base import MISSING
 from .core import ViewCore
 
@@ -29,8 +30,9 @@ class AutoFacet(ViewCore):
     """What "auto" means for the target consumer."""
 
     def fills_auto(self, pointer: str) -> bool:
-        """Whether the target consumer replaces an "auto" at this pointer before DeepSpeed sees it."""
-        if pointer in consumers.ZERO3_ONLY_FILLS and self.target == "hf" and self.zero_stage not in (3, None):
+        """Whether the target consumer replaces an "auto" at this pointer before DeepSpeed sees it (the Trainer's
+        share by transformers version, plus Accelerate's at every ZeRO stage: model/trainer.py)."""
+        if pointer in trainer.AMP_FILLS and not matches(trainer.transformers_version(self.settings), trainer.AMP_FILL):
             return False
         return consumers.fills_auto(self.target, pointer)
 
