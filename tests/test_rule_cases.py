@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from zerolint.model.document import parse
@@ -19,9 +21,21 @@ def _found(rule, case):
     internal = [d for d in diags if d.code == "ZL000"]
     assert not internal, internal[0].message
     return [
-        {"code": d.code, "severity": d.severity.value, "pointer": d.pointer, "line": d.line, "column": d.column}
+        {"code": d.code, "severity": d.severity.value, "pointer": d.pointer, "line": d.line, "column": d.column,
+         "message": d.message, "fails_at": d.fails_at}
         for d in diags if d.code == rule.code
     ]
+
+
+def _matches(found: dict, expected: dict) -> dict:
+    """`expected` with its message pattern resolved against `found`: `message` is the exact text, `message_re` a
+    regular expression the whole message must match (for messages with computed numbers); `fails_at` is absent
+    when the finding claims no failure."""
+    out = {"code": expected.get("code"), "fails_at": expected.get("fails_at"), **expected}
+    pattern = out.pop("message_re", None)
+    if pattern is not None:
+        out["message"] = found["message"] if re.fullmatch(pattern, found["message"]) else f"<matching {pattern!r}>"
+    return out
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
@@ -38,8 +52,11 @@ def test_case(rule, case):
         assert found == []
     else:
         assert case.expect, "a bad case must list what it expects"
+        for e in case.expect:
+            assert ("message" in e) != ("message_re" in e), f"every expectation needs a message or message_re: {e}"
         expected = [{"code": rule.code, **e} if "code" not in e else e for e in case.expect]
-        assert found == expected
+        assert len(found) == len(expected), found
+        assert found == [_matches(f, e) for f, e in zip(found, expected)]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
