@@ -93,3 +93,12 @@ class OptimizerFacet(ViewCore):
         if self.node("/scheduler") is None or self.node("/scheduler").kind != OBJECT:
             return None
         return self.plain_string("/scheduler/type")
+
+    @property
+    def force_ds_cpu_optimizer(self) -> bool | None:
+        """zero_force_ds_cpu_optimizer as the engine tests it: a plain truthiness check of the raw value, default
+        true (runtime/config.py:321-322, constants.py:41-42, engine.py:2344); None when filled at run time."""
+        n = self.node("/zero_force_ds_cpu_optimizer")
+        if n is None:
+            return True
+        return None if self.is_placeholder(n) else bool(n.to_python())
