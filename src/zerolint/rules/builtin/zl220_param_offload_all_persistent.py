@@ -5,7 +5,8 @@ runtime/zero/parameter_offload.py:317-328). A threshold at or above every parame
 offloaded: the whole model stays on every GPU (unpartitioned), the opposite of what offload_param is for. The
 default is 1e5 (zero/config.py:228); HF's "auto" fills 10 x hidden. `stage3_model_persistence_threshold` (default
 sys.maxsize) caps the total persisted (divided by the world size under zero.Init, partition_parameters.py:1198); a
-set value makes the outcome depend on parameter order and world size, so the rule says nothing then. Same logic in 0.16.0 (partition_parameters.py, `param.ds_numel <= Init.param_persistence_threshold`).
+set value makes the outcome depend on parameter order and world size, so the rule says nothing then. The same
+test (`param.ds_numel <= Init.param_persistence_threshold`) is in 0.16.0 (partition_parameters.py:1122).
 
 With the model known (`--model config.json`: every tensor's size) the finding is exact. With `--params` only,
 the total is exact when the threshold is at least P (every tensor is smaller than the model), and otherwise
