@@ -7,9 +7,11 @@ training code, and DeepSpeed accepts only its own CPU optimizers there.
   1547-1548, 1562-1565; constants.py:41-42; config.py:321-322). The check is at any ZeRO stage and comes before
   the optimizer is wrapped. It appeared in 0.8.3 (v0.8.2 has no such check; v0.8.3 engine.py:1279); the Lion
   exemption in 0.17.6 (v0.17.5 engine.py has none).
-  zerolint cannot see the optimizer the code passes, so the message states the condition. It is an error with
-  `fails_at = "initialize"` because the usual client optimizer (torch.optim.AdamW) fails; a script that passes
-  DeepSpeedCPUAdam, or passes no optimizer at all (inference), does not fail and can suppress this finding.
+  zerolint cannot see the optimizer the code passes, so the message states the condition, and the finding is a
+  warning that claims `fails_at = "initialize"`: the usual client optimizer (torch.optim.AdamW) fails there
+  (measured, DeepSpeed 0.19.8 on CPU), but a script that passes DeepSpeedCPUAdam (Megatron-DeepSpeed's
+  `--cpu-optimizer`, and the only optimizer the partial-offload `ratio` accepts, stage3.py:313-316) or no
+  optimizer at all (inference) runs, and an error would fail those projects' checks for a config that works.
 - HF Trainer / Accelerate: with no `optimizer` section the Trainer builds its own optimizer
   (transformers 5.24.0 integrations/deepspeed.py:576-587) and Accelerate, seeing an offload device other than
   "none" and `zero_force_ds_cpu_optimizer` not false, silently replaces it with
@@ -26,7 +28,7 @@ from ..rule import Rule
 RULE = Rule(
     code="ZL219",
     name="offload-needs-deepspeed-cpu-optimizer",
-    severity="error",
+    severity="warning",
     summary="ZeRO-Offload with no optimizer section: only DeepSpeed's CPU optimizers are accepted from the code",
     versions=">=0.8.3",
     evidence="deepspeed/runtime/engine.py:2342-2346; accelerate 1.15.0 accelerator.py:2374-2383, "
