@@ -44,6 +44,17 @@ class RunReport:
         return sorted(own, key=Diagnostic.sort_key) + [d for d in self.static if d.file != self.path]
 
 
+def verdict(rep: RunReport) -> str:
+    """The run's verdict, as the text headline, the JSON `verdict` and the exit code say it: a run that passed but
+    has an error-level verify finding (a failed intent check ZL994-ZL997, a non-finite loss ZL998) is a fail;
+    otherwise its status (pass, fail, skip, timeout, build-timeout, crash)."""
+    from ..model.diagnostics import Severity
+
+    if rep.status == "pass" and any(d.severity == Severity.ERROR for d in rep.verify):
+        return "fail"
+    return rep.status
+
+
 def _diag(doc: Document, rule, finding: Finding, selection: Selection | None) -> Diagnostic | None:
     if selection is not None and not selection.enabled(rule):
         return None
@@ -219,7 +230,7 @@ def run_json(rep: RunReport) -> dict[str, Any]:
 
 
 def verify_json(reports: list[RunReport], compare: dict | None) -> dict[str, Any]:
-    return {"file": reports[0].path, "verdict": reports[0].status, "runs": [run_json(r) for r in reports],
+    return {"file": reports[0].path, "verdict": verdict(reports[0]), "runs": [run_json(r) for r in reports],
             "compare_fix": compare}
 
 
@@ -250,18 +261,19 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
             lines.append(("dim", f"  {'adjusted:' if i == 0 else '':<10} {c.pointer or '/'}: {c.message}"))
     status = rep.status
     style = {"pass": "bold green", "skip": "bold yellow"}.get(status, "bold red")
-    verdict = status.upper()
+    headline = status.upper()
     if rep.mapped is not None:
-        verdict += f" at {rep.mapped.stage}"
+        headline += f" at {rep.mapped.stage}"
     elif status == "timeout":
-        verdict += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
+        headline += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
     elif status == "build-timeout":
-        verdict = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
+        headline = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
                    f"{(rec.get('build') or {}).get('timeout_s', 0):g} s (the config was not run)")
-    failed = sum(not c.ok for c in rep.intent)
-    if status == "pass" and failed:  # it ran, but not as the config meant: the exit code is 1, so is the verdict
-        style, verdict = "bold red", f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
-    lines.append((style, f"  result:    {verdict}"))
+    if status == "pass" and verdict(rep) == "fail":  # it ran, but not as the config meant: so is the exit code
+        failed = sum(not c.ok for c in rep.intent)
+        style, headline = "bold red", (f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
+                                       if failed else "FAIL: ran, but " + ", ".join(d.code for d in rep.verify))
+    lines.append((style, f"  result:    {headline}"))
     if status not in ("skip",) and rec.get("wall_s") is not None:
         lines.append(("", f"  time:      {timing_line(rec)}"))
     d = did(rec.get("facts") or {})
