@@ -400,3 +400,55 @@ def render_sarif(reports: list[RunReport], compare: dict | None, documents: dict
     log = build(reports[0].diagnostics, documents, summary)
     log["runs"][0].setdefault("properties", {})["verify"] = verify_json(reports, compare)
     return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+# -- several configs (zerolint verify A.json B.json ...) -------------------------------------------------------------
+
+def verdict_rows(reports: list[RunReport]) -> list[tuple[str, str, str, str]]:
+    """(config, verdict, where, time) per config: the table at the end of a multi-config verify."""
+    rows = []
+    for rep in reports:
+        v, rec = verdict(rep), rep.record
+        where = (f"{rep.mapped.stage}: line {d.line} {d.code}" if rep.mapped and (d := next(
+            (x for x in rep.verify if x.code == codes.FAILED.code), None)) else
+                 rep.mapped.stage if rep.mapped else
+                 ", ".join(sorted({d.code for d in rep.verify})) if v != "pass" and rep.verify else "")
+        time = "cached" if rep.cached else f"{rec.get('wall_s') or 0:.1f} s"
+        rows.append((rep.path, v, where, time))
+    return rows
+
+
+def verdict_table(reports: list[RunReport]) -> list[str]:
+    rows = [("config", "verdict", "where", "time"), *verdict_rows(reports)]
+    widths = [max(len(r[k]) for r in rows) for k in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    verdicts = [r[1] for r in rows[1:]]
+    lines.append(", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)) + f" of {len(verdicts)} "
+                 f"config{'s' if len(verdicts) != 1 else ''}")
+    return lines
+
+
+def render_many_text(reports: list[RunReport], diagnostics: list, documents: dict, summary: dict,
+                     quiet: bool = False) -> str:
+    """Each config's verify section, every finding as check prints them, then the table of verdicts."""
+    from ..report.text import render
+
+    head = "" if quiet else "\n".join(t for rep in reports for _, t in [*run_lines(rep), ("", "")]) + "\n"
+    return head + render(diagnostics, documents, summary, quiet=quiet) + "\n" + "\n".join(verdict_table(reports)) + "\n"
+
+
+def render_many_json(reports: list[RunReport], diagnostics: list, summary: dict) -> str:
+    """The check payload over every config, with `verify` a list: one verify object (as for one config) each."""
+    from ..report.json_format import render
+
+    payload = json.loads(render(diagnostics, summary))
+    payload["verify"] = [verify_json([rep], None) for rep in reports]
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_many_sarif(reports: list[RunReport], diagnostics: list, documents: dict, summary: dict) -> str:
+    from ..report.sarif import build
+
+    log = build(diagnostics, documents, summary)
+    log["runs"][0].setdefault("properties", {})["verify"] = [verify_json([rep], None) for rep in reports]
+    return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"

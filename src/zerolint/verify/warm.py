@@ -300,9 +300,10 @@ def record_of(server: WarmServer, job: Job, opts: RunOptions, pending: list[str]
 
 def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int = 1,
               progress: Callable[[int, str], None] | None = None,
-              started: Callable[[int], None] | None = None) -> list[dict]:
+              started: Callable[[int], None] | None = None,
+              ended: Callable[[int, dict], None] | None = None) -> list[dict]:
     """Run single-rank `plans` through the server, `jobs` at a time; a record per plan, in order. `progress(i,
-    phase)` for each stage a plan reaches; `started(i)` when plan i is submitted."""
+    phase)` for each stage a plan reaches; `started(i)` when plan i is submitted, `ended(i, record)` when done."""
     from .ops import is_built
     from .runner import needed_ops
 
@@ -335,6 +336,8 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
                 todo.insert(0, i)
             else:
                 records[i] = rec
+                if ended:
+                    ended(i, rec)
     return records
 
 
