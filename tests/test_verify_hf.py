@@ -105,6 +105,11 @@ def test_real_trainer_fills_warmup_with_at_least_one_step_and_passes(env, tmp_pa
     assert ch["/zero_optimization/reduce_bucket_size"] == ['"auto" filled by the HF Trainer: 4096']
     assert (run["facts"]["train_batch_size"], run["facts"]["micro_batch"], run["facts"]["grad_accum"]) == (4, 2, 2)
     assert not os.path.exists("/etc/zerolint-must-not-write-here")
+    assert [(c["message"], c["kind"]) for c in run["changes"] if c["message"].startswith("--training-args")] == [
+        ("--training-args output_dir not honoured: not used by a verify run (it names a path, the network, or a "
+         "feature the run does not exercise)", "neutralised"),
+        ("--training-args hub_token not honoured: not used by a verify run (it names a path, the network, or a "
+         "feature the run does not exercise)", "neutralised")]
 
 
 REPLAY = """{

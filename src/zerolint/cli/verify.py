@@ -26,7 +26,7 @@ from ..verify.hf_args import TrainingArgs, TrainingArgsError, read_training_args
 from ..verify.hf_plan import build_hf_plan, hf_fill_changes, hf_versions
 from ..verify.ops import build_ops
 from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
-from ..verify.resolve import Change, build_plan, model_spec, parse_params
+from ..verify.resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
 from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
 
@@ -164,6 +164,13 @@ def training_args_of(opts: VerifyOptions) -> TrainingArgs | None:
 def _plan(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmpdir: str, args: TrainingArgs | None):
     """The real HF Trainer / Accelerate when the target is theirs and the [hf] extra is installed (hf_plan.py),
     else zerolint's replay of their fill (resolve.py), which the report then says."""
+    plan = _plan_of(data, target, opts, accelerator, tmpdir, args)
+    for name, why in (args.dropped if args is not None else []):  # listed, as a neutralised key is
+        plan.changes.append(Change("", f"--training-args {name} not honoured: {why}", kind=NEUTRALISED))
+    return plan
+
+
+def _plan_of(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmpdir: str, args: TrainingArgs | None):
     model = model_spec(parse_params(opts.params), opts.seq_len)
     versions = hf_versions()
     if target in ("hf", "accelerate") and opts.hf != "replay" and versions is not None:
