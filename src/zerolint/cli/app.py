@@ -176,6 +176,11 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
                    "[default: the zerolint config's target, else auto].")
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
               help='What fp16/bf16 "enabled": "auto" become for hf/accelerate (TrainingArguments --bf16/--fp16).')
+@click.option("--training-args", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="TrainingArguments fields (JSON or YAML) that hf/accelerate fill \"auto\" from and compare with.")
+@click.option("--hf", "hf_mode", type=click.Choice(["auto", "replay"]), default="auto", show_default=True,
+              help="hf/accelerate: run the real HF Trainer / Accelerate when zerolint[hf] is installed (auto), or "
+                   "zerolint's replay of their fill (replay).")
 @click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="Without an optimizer section, pass the one HF/Accelerate would (auto) or none.")
 @click.option("--launcher", type=click.Choice(["torchrun", "deepspeed"]), default="torchrun", show_default=True,
@@ -200,8 +205,8 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
-               prepare, target, precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select,
-               ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
+               prepare, target, precision, training_args, hf_mode, client_optimizer, launcher, no_cache, formats,
+               outputs, fail_on, select, ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
     Several CONFIGs (files, directories, quoted globs) run through one warm runner, with a table of verdicts.
@@ -216,7 +221,8 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
                          outputs=outputs, no_cache=no_cache, launcher=launcher, precision=precision,
                          client_optimizer=client_optimizer, unsafe_fixes=unsafe_fixes, prefer=prefer,
                          fail_on=fail_on, select=select_codes, ignore=ignore_codes, isolated=isolated,
-                         config_file=config_file, quiet=quiet, color=not no_color, keep=keep)
+                         config_file=config_file, quiet=quiet, color=not no_color, keep=keep,
+                         training_args=training_args, hf=hf_mode)
     try:
         if prepare:
             code = prepare_ops(list(configs), opts)

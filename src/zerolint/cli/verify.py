@@ -17,13 +17,16 @@ import click
 from ..base.fsio import UnreadableFile
 from ..base.version import __version__
 from ..model.document import Document
+from ..model.trainer import training_args_dict
 from ..model.view import View
 from ..pipeline import FileSetup, Options, Pipeline, Result, Run, lint_bytes
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # the exit codes every command shares
 from ..verify import cache
+from ..verify.hf_args import TrainingArgs, TrainingArgsError, read_training_args
+from ..verify.hf_plan import build_hf_plan, hf_fill_changes, hf_versions
 from ..verify.ops import build_ops
 from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text, verdict
-from ..verify.resolve import build_plan, model_spec, parse_params
+from ..verify.resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
 from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
 
@@ -58,6 +61,8 @@ class VerifyOptions:
     quiet: bool = False
     color: bool = True
     keep: str | None = None  # keep the run's files (spec, log, results) under this directory
+    training_args: str | None = None  # --training-args FILE (JSON/YAML TrainingArguments fields; hf_args.py)
+    hf: str = "auto"  # auto: the real HF Trainer/Accelerate for hf/accelerate when [hf] is installed | replay
 
 
 class Progress:
@@ -146,6 +151,44 @@ def _read_for_deepspeed(doc: Document, target: str) -> tuple[dict | None, dict |
     return data, None
 
 
+def training_args_of(opts: VerifyOptions) -> TrainingArgs | None:
+    """--training-args FILE, read and checked (hf_args.py); a usage error when it cannot be used."""
+    if opts.training_args is None:
+        return None
+    try:
+        return read_training_args(opts.training_args)
+    except TrainingArgsError as e:
+        raise UsageError(f"--training-args: {e}") from None
+
+
+def _plan(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmpdir: str, args: TrainingArgs | None):
+    """The real HF Trainer / Accelerate when the target is theirs and the [hf] extra is installed (hf_plan.py),
+    else zerolint's replay of their fill (resolve.py), which the report then says."""
+    plan = _plan_of(data, target, opts, accelerator, tmpdir, args)
+    for name, why in (args.dropped if args is not None else []):  # listed, as a neutralised key is
+        plan.changes.append(Change("", f"--training-args {name} not honoured: {why}", kind=NEUTRALISED))
+    return plan
+
+
+def _plan_of(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmpdir: str, args: TrainingArgs | None):
+    model = model_spec(parse_params(opts.params), opts.seq_len)
+    versions = hf_versions()
+    if target in ("hf", "accelerate") and opts.hf != "replay" and versions is not None:
+        plan = build_hf_plan(data, target=target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+                             accelerator=accelerator, model=model, tmpdir=tmpdir, training_args=args)
+        who = "the HF Trainer" if target == "hf" else "Accelerate"
+        plan.changes.insert(0, Change("", f'"auto" is filled and checked by {who} itself (transformers '
+                                          f"{versions['transformers']}, accelerate {versions['accelerate']})"))
+        return plan
+    plan = build_plan(data, target=target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+                      model=model, tmpdir=tmpdir, client_optimizer=opts.client_optimizer, training_args=args)
+    if target in ("hf", "accelerate"):
+        why = "--hf replay" if opts.hf == "replay" else "transformers/accelerate are not installed: pip install " \
+                                                        "'zerolint[hf]' to run HF's own"
+        plan.changes.insert(0, Change("", f'"auto" is filled by zerolint\'s replay of the HF fill ({why})'))
+    return plan
+
+
 def pipeline_for(configs: list[str], opts: VerifyOptions) -> Pipeline:
     """The pipeline verify's static phase goes through, as `check CONFIG` with the same options: each file's
     settings from the nearest .zerolint.toml / [tool.zerolint] (unless --isolated or --config), its selection,
@@ -153,7 +196,9 @@ def pipeline_for(configs: list[str], opts: VerifyOptions) -> Pipeline:
     from ..project.settings import ConfigError
 
     try:
+        args = training_args_of(opts)
         return Pipeline(Options(files=tuple(configs), target=opts.target, select=tuple(opts.select),
+                                training_args=training_args_dict(args.values) if args is not None else None,
                                 ignore=tuple(opts.ignore), fail_on=opts.fail_on, isolated=opts.isolated,
                                 config_file=opts.config_file))
     except ConfigError as e:
@@ -212,10 +257,7 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
         return analyse(rep, selection)
     nvme_dir = tempfile.mkdtemp(prefix="zerolint-nvme-")
     try:
-        params = parse_params(opts.params)
-        plan = build_plan(data, target=view.target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
-                          model=model_spec(params, opts.seq_len), tmpdir=nvme_dir,
-                          client_optimizer=opts.client_optimizer)
+        plan = _plan(data, view.target, opts, accelerator, nvme_dir, training_args_of(opts))
         rep.plan = plan
         key = cache.result_key({
             "plan": json.loads(json.dumps(plan.to_json()).replace(nvme_dir, "<tmp>")), "zerolint": __version__,
@@ -230,6 +272,7 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
     if record is not None:
         shutil.rmtree(nvme_dir, ignore_errors=True)
         rep.cached, rep.record = True, record
+        plan.changes += hf_fill_changes(plan, record)  # what the real HF Trainer filled (the hf path), as changes
         return analyse(rep, selection)
     return Prepared(rep, plan, key, nvme_dir, base, selection)
 
@@ -240,6 +283,7 @@ def finish(p: Prepared, record: dict) -> RunReport:
     if record.get("status") in ("pass", "fail", "skip"):
         cache.store(p.key, record)
     p.rep.record = record
+    p.plan.changes += hf_fill_changes(p.plan, record)  # what the real HF Trainer filled (the hf path), as changes
     return analyse(p.rep, p.selection)
 
 

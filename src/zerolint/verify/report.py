@@ -85,7 +85,7 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
             rep.mapped = m
             where = f" [{m.where}]" if m.where else ""
             rank = f" on rank {rec['failed_rank']}" if rec.get("failed_rank") else ""
-            add(codes.FAILED, Finding(m.pointer, f"DeepSpeed fails at {m.stage}{rank}: {m.message}{where}",
+            add(codes.FAILED, Finding(m.pointer, f"{m.who} fails at {m.stage}{rank}: {m.message}{where}",
                                       help=m.help, related=m.related))
     elif status == "timeout":
         phase = rec.get("phase") or "launch"
