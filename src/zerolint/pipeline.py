@@ -11,7 +11,6 @@ job, parsing model/'s, running the rules rules/engine.py's, rendering report/'s.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -153,6 +152,10 @@ class Options:
     quiet: bool = False
     color: bool = True
     stdin_filename: str | None = None
+    only_configs: bool = False  # judge the files named on the command line by content too (pre-commit, the Action)
+    show_info: bool = False  # show info findings in the formats people read (report/output.py HIDES_INFO)
+    statistics: bool = False  # a count per rule instead of the findings (text, concise)
+    exit_zero: bool = False  # findings exit 0 (usage errors and unreadable files still 2)
     fixer: Callable | None = None  # path -> (text -> FixResult): replaces fix_text (`upgrade`)
 
     def __post_init__(self) -> None:
@@ -182,6 +185,7 @@ class Run:
     unreadable: list[str] = field(default_factory=list)
     excluded: dict[str, int] = field(default_factory=dict)
     paths: list[str] = field(default_factory=list)
+    picks: list = field(default_factory=list)  # model.detect.Pick for every candidate, picked or skipped, in order
     fixes: list = field(default_factory=list)  # FileFix, in order (fix modes only)
     refused: list[str] = field(default_factory=list)  # fixed text not written, and why
     any_diff: bool = False
@@ -218,28 +222,39 @@ class Pipeline:
         self.builtin = RuleSet.builtin()
         self._suppressions = None
         self._sources: tuple | None = None
+        self._picked: dict = {}  # path -> model.detect.Pick: the bytes (and Document) read to judge a found file
 
     # -- sources ----------------------------------------------------------------------------------------------------
 
     def sources(self) -> Run:
-        """A new Run holding the paths to lint: files, globs, `-`, and from directories the DeepSpeed configs
-        (*.json, *.hjson) and the Accelerate YAMLs that configure DeepSpeed; minus what a config excludes. The
-        arguments are expanded once per pipeline."""
+        """A new Run holding the paths to lint: the files named (always), `-`, and the files directories and globs
+        turn up whose content is a DeepSpeed config or an Accelerate YAML that configures DeepSpeed (model/detect.py;
+        with `only_configs`, named files too); minus what a config excludes. The arguments are expanded, and the
+        found files read and judged, once per pipeline."""
         if self._sources is None:
             from .base.files import expand
 
-            args = list(self.options.files)
-            paths, problems = expand(args, list(self.options.exclude))
-            seen = {os.path.normpath(p) for p in paths}
-            for arg in args:
-                if arg != "-" and os.path.isdir(arg):
-                    for y in accelerate_yamls_in(arg, list(self.options.exclude)):
-                        if os.path.normpath(y) not in seen:
-                            seen.add(os.path.normpath(y))
-                            paths.append(y)
-            self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths))
-        paths, problems, excluded = self._sources
-        return Run(paths=list(paths), unreadable=list(problems), excluded=dict(excluded))
+            candidates, problems = expand(list(self.options.files), list(self.options.exclude))
+            picks = [self._judge(p, named) for p, named in candidates]
+            self._picked = {p.path: p for p in picks if p.picked}
+            paths = [p.path for p in picks if p.picked]
+            self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths), picks)
+        paths, problems, excluded, picks = self._sources
+        return Run(paths=list(paths), unreadable=list(problems), excluded=dict(excluded), picks=list(picks))
+
+    def _judge(self, path: str, named: bool):
+        from .model.detect import Pick, judge
+
+        if path == "-" or (named and not self.options.only_configs):
+            return Pick(path, True, "named on the command line")
+        from dataclasses import replace
+
+        from .base.fsio import read_roots
+
+        limits = self.options.limits
+        if limits.roots is None:  # the roots the lint's read would have (Pipeline.setup)
+            limits = replace(limits, roots=read_roots(path))
+        return judge(path, limits)
 
     def first_path(self) -> str:
         """The file --show-settings describes and whose policy rules --select may name ("-" when none)."""
@@ -282,6 +297,11 @@ class Pipeline:
                                s.rules)]
         if _is_yaml(path):
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
+        pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
+        if pick is not None and pick.document is not None:
+            return [Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))]
+        if pick is not None and pick.data is not None:
+            return [lint_bytes(pick.data, path, s.settings, s.selection, s.limits, s.rules)]
         return [lint_path(path, s.settings, s.selection, s.limits, s.rules)]
 
     def lint_data(self, data: bytes, name: str) -> Result:
@@ -391,6 +411,9 @@ class Pipeline:
         diagnostics, unused = suppressions.apply(run.results)
         diagnostics += unused
         summary = make_summary(diagnostics, len(run.results), unreadable=len(run.unreadable))
+        skipped = sum(not p.picked for p in run.picks)
+        if skipped:  # found in a directory or by a glob, not a DeepSpeed config (--show-files says why)
+            summary["skipped"] = skipped
         notes = self.project.weakened(run.paths, run.excluded, suppressions.hidden_by())
         if notes:  # what the repository's settings files turned off, shown by every format
             summary["notes"] = notes
@@ -399,40 +422,13 @@ class Pipeline:
     def documents(self, run: Run) -> dict:
         return {r.path: r.document for r in run.results if r.document is not None} | self.suppressions().shown
 
+    def info_shown(self, d: Diagnostic) -> bool:
+        """Whether the formats people read show this info finding: --show-info, or its file fails on info."""
+        return self.options.show_info or self.project.fail_rank(d.file) <= 0
+
     def failing(self, diagnostics: list[Diagnostic]) -> bool:
         """Whether any finding is at or above its file's fail-on threshold."""
         return any(d.severity.rank >= self.project.fail_rank(d.file) for d in diagnostics)
-
-
-# An Accelerate config that configures DeepSpeed (`accelerate config` writes these top-level keys); other YAML in a
-# directory (CI workflows, Hydra configs, ...) is not picked up.
-_ACCELERATE_DEEPSPEED = re.compile(rb"^(?:deepspeed_config\s*:|distributed_type\s*:\s*['\"]?DEEPSPEED\b)", re.M)
-SNIFF_BYTES = 64 * 1024
-
-
-def accelerate_yamls_in(directory: str, exclude: list[str]) -> list[str]:
-    """The Accelerate config YAMLs that configure DeepSpeed under `directory` (walked as base/files.expand walks
-    it), judged from their first 64 KiB, read within the directory (a link out of the tree is not followed)."""
-    from fnmatch import fnmatch
-
-    from .base.files import SKIP_DIRS
-    from .base.fsio import UnreadableFile, read_bytes
-
-    limits = Limits(max_bytes=SNIFF_BYTES, roots=(os.path.abspath(directory),))
-    found = []
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for f in sorted(filenames):
-            p = os.path.join(dirpath, f)
-            if not _is_yaml(f) or any(fnmatch(os.path.normpath(p), pat) or fnmatch(f, pat) for pat in exclude):
-                continue
-            try:
-                head = read_bytes(p, limits)
-            except UnreadableFile:
-                continue  # not a config we can read from here: nothing to pick up
-            if _ACCELERATE_DEEPSPEED.search(head):
-                found.append(p)
-    return sorted(found)
 
 
 def roots_for(args) -> list[str]:
