@@ -35,7 +35,7 @@ class _Main(click.Group):
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(__version__, prog_name="zerolint")
+@click.version_option(__version__, "-V", "--version", prog_name="zerolint")
 def main() -> None:
     """zerolint: find the mistakes in a DeepSpeed config before the job starts."""
     try:  # every command resolves paths against it; a deleted working directory is a usage error, not a traceback
