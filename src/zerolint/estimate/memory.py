@@ -873,12 +873,12 @@ def _zero12_grad_offload(b: _Parts) -> None:
 
 
 def _persistent_numel(b: _Parts) -> int:
-    """Stage 3: the parameters that stay gathered (tensors below stage3_param_persistence_threshold)."""
+    """Stage 3: the parameters that stay gathered (tensors of at most stage3_param_persistence_threshold)."""
     plan, model, notes = b.plan, b.model, b.notes
     persist_numel = model.persistent_numel(plan.param_persistence_threshold)
     if persist_numel is None:
         persist_numel = 0
-        notes.append("persistent parameters (tensors below stage3_param_persistence_threshold) unknown without "
+        notes.append("persistent parameters (tensors of at most stage3_param_persistence_threshold) unknown without "
                      "--model or a model shape; counted as 0")
     persist_numel = min(persist_numel, plan.model_persistence_threshold)
     return persist_numel
@@ -962,7 +962,7 @@ def _zero3_gathered(b: _Parts) -> None:
             "distance is the first part backward uses (part of the gathered parameters above)", (BWD,), False,
             "gathered_bwd")
     add("persistent parameters", d * persist_numel, "gpu",
-        f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
+        f"{d} B x {persist_numel:,} (tensors <= stage3_param_persistence_threshold "
         f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
 
 
