@@ -131,7 +131,7 @@ def _pull_request() -> tuple[int, str] | None:
 
 def _suggestions(args, candidates: list[str]) -> tuple[list, dict[str, str]]:
     """(suggestions, {path: git blob id of the checked-out file}) from the safe fixes, computed in memory."""
-    from ..integrations.github_review import blob_sha, suggestions_for
+    from ..integrations.github_review import blob_sha, edit_lines, suggestions_for
     from ..pipeline import Options, Pipeline
 
     pipeline = Pipeline(Options(files=tuple(candidates), only_configs=True, fix="diff", isolated=args.isolated,
@@ -145,7 +145,9 @@ def _suggestions(args, candidates: list[str]) -> tuple[list, dict[str, str]]:
             continue
         path = os.path.normpath(ff.path)
         shas[path] = blob_sha(ff.original.encode("utf-8"))
-        applied = [(a.diagnostic.line, f"{a.code} {a.diagnostic.name}: {a.fix.description}") for a in result.applied]
+        one_pass = len(result.passes) == 1  # the fixes' edits are on the original text: each one's lines are known
+        applied = [(edit_lines(ff.original, a.fix.edits) if one_pass else None,
+                    f"{a.code} {a.diagnostic.name}: {a.fix.description}") for a in result.applied]
         out += suggestions_for(path, ff.original, result.text, applied)
     return out, shas
 

@@ -36,6 +36,7 @@ class Suggestion:
     end: int
     text: str
     fixes: list[str] = field(default_factory=list)
+    group: int = 0  # suggestions of one fix (a key moved: removed here, inserted there) share a group
 
     def lines_label(self) -> str:
         return f"line {self.start}" if self.start == self.end else f"lines {self.start}-{self.end}"
@@ -59,10 +60,32 @@ def patch_ranges(patch: str | None) -> list[tuple[int, int]]:
     return ranges
 
 
-def suggestions_for(path: str, before: str, after: str, fixes: list[tuple[int, str]] = ()) -> list[Suggestion]:
+def edit_lines(text: str, edits) -> frozenset[int]:
+    """The 1-based lines of `text` that edits (objects with start/end character offsets) touch; an insertion also
+    takes the line above it, where its suggestion is anchored."""
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def line(offset: int) -> int:
+        lo, hi = 0, len(starts)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if starts[mid] <= offset else (lo, mid)
+        return lo + 1
+
+    lines: set[int] = set()
+    for e in edits:
+        first, last = line(e.start), line(max(e.start, e.end - 1))
+        lines.update(range(first - (e.start == e.end), last + 1))
+    return frozenset(lines)
+
+
+def suggestions_for(path: str, before: str, after: str,
+                    fixes: list[tuple[frozenset[int] | None, str]] = ()) -> list[Suggestion]:
     """The line changes from `before` to `after` as suggestions on `before`'s lines. An insertion is anchored on the
-    line above it (or below, at the top of the file), since a suggestion replaces lines that exist. `fixes`:
-    (line in `before`, "ZLnnn: what it does") for each fix applied, shown on the suggestion whose lines hold it."""
+    line above it (or below, at the top of the file), since a suggestion replaces lines that exist. `fixes`: (the
+    lines of `before` a fix touches, or None when unknown: then it may touch any; "ZLnnn: what it does") for each fix
+    applied: shown on the suggestions it touches, which form one group (all inline or none: half of a move would
+    delete a key)."""
     a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
     spans: list[list[int]] = []  # [a_start, a_end, b_start, b_end), 0-based, half-open
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -80,9 +103,15 @@ def suggestions_for(path: str, before: str, after: str, fixes: list[tuple[int, s
     out = []
     for i1, i2, j1, j2 in spans:
         text = "".join(line.rstrip("\r\n") + "\n" for line in b[j1:j2])[:-1]
-        s = Suggestion(path, i1 + 1, i2, text)
-        s.fixes = [what for line, what in fixes if s.start <= line <= s.end]
+        s = Suggestion(path, i1 + 1, i2, text, group=len(out))
+        s.fixes = [what for lines, what in fixes if lines is None or any(s.start <= n <= s.end for n in lines)]
         out.append(s)
+    for lines, _ in fixes:  # one group per fix's suggestions, merged where fixes share one
+        members = [s for s in out if lines is None or any(s.start <= n <= s.end for n in lines)]
+        groups = {s.group for s in members}
+        for s in out:
+            if s.group in groups:
+                s.group = min(groups)
     return out
 
 
@@ -98,20 +127,25 @@ def place(suggestions: list[Suggestion], pr_files: dict[str, dict], local_sha: d
     default checkout is a merge commit: its lines match the diff only when the base did not change the file too),
     and the lines lie in one hunk of its patch; otherwise in the body, with the reason."""
     placed = Placed()
-    for s in suggestions:
+    why: dict[int, str] = {}
+    for i, s in enumerate(suggestions):
         f = pr_files.get(s.path)
         if f is None:
-            why = "the file is not part of this pull request's diff"
+            why[i] = "the file is not part of this pull request's diff"
         elif f.get("sha") and local_sha.get(s.path) and f["sha"] != local_sha[s.path]:
-            why = "the checked-out file differs from the pull request head (the base branch changed it too)"
+            why[i] = "the checked-out file differs from the pull request head (the base branch changed it too)"
         elif not any(lo <= s.start and s.end <= hi for lo, hi in patch_ranges(f.get("patch"))):
-            why = "the lines are outside the pull request's diff"
-        elif len(placed.inline) >= MAX_INLINE:
-            why = f"more than {MAX_INLINE} suggestions in one review"
+            why[i] = "the lines are outside the pull request's diff"
+    blocked = {(suggestions[i].path, suggestions[i].group) for i in why}
+    for i, s in enumerate(suggestions):
+        if i not in why and (s.path, s.group) in blocked:
+            why[i] = "another part of the same fix is outside the pull request's diff"
+        elif i not in why and len(placed.inline) >= MAX_INLINE:
+            why[i] = f"more than {MAX_INLINE} suggestions in one review"
+        if i in why:
+            placed.elsewhere.append((s, why[i]))
         else:
             placed.inline.append(s)
-            continue
-        placed.elsewhere.append((s, why))
     return placed
 
 
@@ -135,20 +169,26 @@ def comment_json(s: Suggestion) -> dict:
     return c
 
 
-def review_body(placed: Placed, head_sha: str, notes: list[str] = ()) -> str:
-    """The review's text: what it holds, the suggestions that could not go inline (as diffs), and notes."""
+def _code(path: str) -> str:
+    """A file name (pull request content) as inline code: backticks and line breaks cannot end it."""
+    return "`" + path.replace("`", "'").replace("\n", "\\n").replace("\r", "\\r") + "`"
+
+
+def review_body(placed: Placed, head_sha: str) -> str:
+    """The review's text: what it holds, and the suggestions that could not go inline, with the reason."""
     n = len(placed.inline)
     lines = [REVIEW_MARKER, f"**zerolint**: {n} suggested change{'s' if n != 1 else ''} with safe fixes "
                             f"(`zerolint check --fix`) for {head_sha[:12]}."]
     if placed.elsewhere:
         lines += ["", "Safe fixes that cannot be suggested on the diff:"]
         for s, why in placed.elsewhere:
-            fence = _fence(s.text)
             what = "; ".join(s.fixes) or "safe fixes"
-            lines += ["", f"- `{s.path}` {s.lines_label()} ({why}): {what}", "",
-                      f"  {fence}", *[f"  {line}" for line in (s.text.split("\n") if s.text else ["(delete)"])],
-                      f"  {fence}"]
-    lines += ["", *notes] if notes else []
+            if not s.text:
+                lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; delete the {s.lines_label()}"]
+                continue
+            fence = _fence(s.text)
+            lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; replace with:", "", f"  {fence}",
+                      *[f"  {line}" for line in s.text.split("\n")], f"  {fence}"]
     return "\n".join(lines) + "\n"
 
 

@@ -81,8 +81,8 @@ def annotations(payload: dict) -> str:
     """verify's own findings as workflow commands, at the line and column of the key responsible."""
     out = []
     for d in verify_diagnostics(payload):
-        props = {"file": d.get("file", ""), "line": d.get("line"), "col": d.get("column"),
-                 "endLine": d.get("end_line"), "endColumn": d.get("end_column"), "title": f"{d['code']} {d.get('name')}"}
+        props = {"file": d.get("file", ""), "line": d.get("line"), "col": d.get("column"), "endLine": d.get("end_line"),
+                 "endColumn": d.get("end_column"), "title": f"{d['code']} {d.get('name')}"}
         head = ",".join(f"{k}={escape_property(safe(str(v)))}" for k, v in props.items() if v is not None)
         body = safe(d.get("message") or "") + (f"\nhelp: {safe(d['help'])}" if d.get("help") else "")
         out.append(f"::{COMMAND.get(d.get('severity'), 'error')} {head}::{escape_data(body)}\n")
