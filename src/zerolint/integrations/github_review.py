@@ -184,7 +184,7 @@ def review_body(placed: Placed, head_sha: str) -> str:
         for s, why in placed.elsewhere:
             what = "; ".join(s.fixes) or "safe fixes"
             if not s.text:
-                lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; delete the {s.lines_label()}"]
+                lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; delete {s.lines_label()}"]
                 continue
             fence = _fence(s.text)
             lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; replace with:", "", f"  {fence}",
