@@ -43,7 +43,7 @@ def test_an_insertion_at_the_top_is_anchored_on_the_first_line_and_crlf_is_not_c
 
 def test_each_fix_names_its_suggestions_and_groups_them():
     before = "{\n  \"z\": {\n    \"s\": 2\n  },\n  \"k\": 1,\n  \"o\": 1\n}\n"
-    edits = [Edit(21, 21, ",\n    \"o\": 1"), Edit(35, 46, "")]  # insert after `"s": 2`; remove `,\n  "o": 1`
+    edits = [Edit(21, 21, ",\n    \"o\": 1"), Edit(35, 45, "")]  # insert after `"s": 2`; remove `,\n  "o": 1`
     move = (edit_lines(before, edits), "ZL101 move o")
     assert move[0] == frozenset({2, 3, 5, 6})  # an insertion takes the line above it too (a suggestion's anchor)
     after = "{\n  \"z\": {\n    \"s\": 2,\n    \"o\": 1\n  },\n  \"k\": 1\n}\n"
