@@ -467,12 +467,12 @@ def expand_configs(args: list[str]) -> list[str]:
     nothing is a usage error."""
     from ..base.files import expand
 
-    paths, problems = expand(list(args))
+    found, problems = expand(list(args))
     if problems:
         raise UsageError("; ".join(problems))
-    if not paths:
+    if not found:
         raise UsageError("no config files to verify")
-    return paths
+    return [path for path, _named in found]  # expand() gives (path, named) pairs since content-based picking
 
 
 def run_several(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> int:
