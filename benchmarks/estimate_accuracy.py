@@ -323,7 +323,9 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
         "The margin (zerolint/estimate/memory.py): GPU = CUDA context "
         f"{E.CUDA_CONTEXT_BYTES / 2**30:.1f} GiB (+ {E.NCCL_BYTES / 2**30:.1f} GiB NCCL when world > 1) + the "
         "caching allocator's blocks of the other moments of the step (every buffer minus the peak moment; with the "
-        "peak at initialize, the step's buffers larger than the largest tensor initialize frees) + "
+        "peak at initialize, the step's buffers larger than the largest tensor initialize frees) + at ZeRO-1/2 "
+        "with overlap_comm and optimizer offload, the reduction stream's own pool (its fp64 norm copy of the "
+        "largest gradient, rounded to 2 MiB, + one 2 MiB segment) + "
         f"{E.GPU_ALLOCATOR_FRACTION:.0%} of the covered peak for fragmentation "
         f"({E.GPU_ALLOCATOR_FRACTION_OFFLOAD:.0%} with offload); host = "
         f"{E.HOST_RUNTIME_BYTES / 2**30:.1f} GiB runtime per process (+ {E.HOST_OFFLOAD_RUNTIME_BYTES / 2**30:.1f} GiB "
@@ -351,7 +353,11 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
     if pending:
         lines += ["", "## Awaiting measurement", "",
                   "The shapes of issue 14 section 5 in benchmarks/estimate_gpu_probe.py's default matrix that the data "
-                  "do not hold yet (GiB per GPU; host per process):", "",
+                  "do not hold yet (GiB per GPU; host per process). Each needs two GPUs of one host: the probe's "
+                  "2026-12-01 run had one H200 (a 2-GPU machine was not lent), so these wait for a run of "
+                  "`benchmarks/estimate_gpu_probe.py` on one. What they check that the one-GPU data cannot: the "
+                  "partitioned states (Pn = P/2), NCCL's buffers in the margin, the bucket flattening of a "
+                  "reduction across ranks, and (ZeRO-3) gathering that no longer aliases the partition:", "",
                   "| case | stage | offload | N | est | peak moment | +margin | host est+margin |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {r['case']} | {r['stage']} | {r['offload']} | {r['world']} | {_g(r['est_covered'])} | "
@@ -373,7 +379,15 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
               "- The H200 feasibility runs used `\"torch_adam\": true` (torch AdamW) for most cases; its foreach "
               "temporaries are part of the estimate for those cases (`optimizer step temporaries`).",
               "- Host RSS includes the Python/torch/CUDA runtime, which the estimate puts in the margin "
-              "(`process runtime`)."]
+              "(`process runtime`).",
+              "- Where the reserved memory goes (a `torch.cuda.memory._snapshot()` segment trace of the probe's "
+              "1.3B-z2-offopt-short cases on one H200, 2026-12-01): the default stream held 7.60 GiB with and "
+              "without `overlap_comm`: the per-tensor blocks of the model moved at initialize (D x P), the flat "
+              "16-bit group (stage_1_and_2.py:505) and the transient clone of the master partition "
+              "(:558-560, D x Pn), into whose freed segment both reduce buckets and the fp64 norm copies fit. "
+              "With `overlap_comm` a second pool of 0.49 GiB (500 + 2 MiB) on DeepSpeed's reduction stream held "
+              "the fp64 norm copies (set_norm_for_param_grad_in_gpu, :1886, under the stream of :2239-2240): the "
+              "whole difference in peak reserved (8.09 vs 7.60 GiB), modelled as the `reduction stream pool` row."]
     conc = concurrency_note(rows)
     if conc:
         lines += ["- Concurrent runs (several cases sharing a GPU, `concurrent` in the data) measure memory per "

@@ -2,7 +2,8 @@
 # The project's test command (README, .ci/run): make a venv, install zerolint with everything its tests need,
 # run pytest. Extra arguments go to pytest.
 #
-# What it downloads into .venv (once): the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8 and the test
+# What it downloads into .venv (once): the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8, transformers and
+# accelerate (the [hf] extra: tests/test_verify_hf.py, tests/test_hf_differential.py) and the test
 # tools (pytest, hypothesis, jsonschema, pydantic, pre-commit, import-linter, ruff). Where torch comes from:
 #   TORCH_INDEX_URL  the index for torch alone (default https://download.pytorch.org/whl/cpu); its dependencies
 #                    come from PyPI, or from PIP_INDEX_URL when set
@@ -36,7 +37,7 @@ if [ "$(torch_installed)" != "${TORCH_SPEC#torch==}" ]; then
     echo "scripts/test.sh: .venv has torch '$(torch_installed)'; the tests pin $TORCH_SPEC (the CPU build)" >&2
     exit 2
 fi
-python -m pip install -q "$TORCH_SPEC" -e '.[test,verify]'
+python -m pip install -q "$TORCH_SPEC" -e '.[test,verify,hf]'
 
 # DeepSpeed JIT-builds its C++ ops on first use; share one build cache across the whole run.
 export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-$PWD/.cache/torch_extensions}

@@ -137,7 +137,8 @@ def test_pull_request_lints_only_the_changed_configs(pull_request, tmp_path):
     annotated = sorted({m.group(1) for m in re.finditer(r"^::\w+ file=([^,]+),", r.stdout, re.M)})
     assert annotated == ["configs/ds_config.json", "zero3.json"]
     assert "::error file=configs/ds_config.json,line=7,col=5," in r.stdout
-    assert runner.outputs["run"] == {"sarif": str(tmp_path / "zerolint.sarif"), "exit-code": "1"}
+    assert runner.outputs["run"] == {"sarif": str(tmp_path / "zerolint.sarif"), "exit-code": "1", "files": "2",
+                                     "skipped": "0"}
     assert not (pull_request / "zerolint.sarif").exists()  # under $RUNNER_TEMP, never in the checkout
     sarif = json.loads((tmp_path / "zerolint.sarif").read_text())
     uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in sarif["runs"][0]["results"]}
@@ -161,10 +162,28 @@ def test_files_input_and_inputs_reach_zerolint(pull_request, tmp_path):
     assert "::error file=legacy/ds_config_old.json,line=8,col=5" in r.stdout
 
 
+def test_files_output_counts_the_files_linted_not_the_arguments(pull_request, tmp_path):
+    """`files: configs/` is one argument: the output counts the configs zerolint linted in it, and the skipped."""
+    configs = pull_request / "configs"
+    for i in range(4):
+        (configs / f"run{i}.json").write_text(CLEAN)
+    (configs / "package.json").write_text('{"name": "x", "version": "1.0.0", "scripts": {}}')
+    (configs / "accelerate.yaml").write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n")
+    runner = Runner(pull_request, tmp_path, {"files": "configs/"})
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert (runner.outputs["run"]["files"], runner.outputs["run"]["skipped"]) == ("6", "1"), r.stdout + r.stderr
+    assert "Linted 6 file(s); skipped 1 that are not DeepSpeed configs" in r.stdout
+
+
 def test_push_without_a_pull_request_lints_every_tracked_config(pull_request, tmp_path):
     runner = Runner(pull_request, tmp_path, {})
+    assert runner.run("install").returncode == 0
     assert runner.run("files").returncode == 0
     assert runner.outputs["files"]["count"] == "3"  # configs/ds_config.json, legacy/ds_config_old.json, zero3.json
+    runner.run("run")
+    assert (runner.outputs["run"]["files"], runner.outputs["run"]["skipped"]) == ("3", "0")
 
 
 def test_no_changed_config_is_a_clean_pass_with_a_summary(pull_request, tmp_path):
@@ -311,7 +330,8 @@ def test_honoured_repository_settings_are_announced_in_every_summary(pull_reques
     r = runner.run("run")
     assert runner.outputs["run"]["exit-code"] == "0", r.stdout + r.stderr
     assert r.stdout.splitlines() == ["::notice title=zerolint settings::1 file excluded by .zerolint.toml (exclude)",
-                                     "::notice title=zerolint settings::rules turned off by .zerolint.toml: ALL"]
+                                     "::notice title=zerolint settings::rules turned off by .zerolint.toml: ALL",
+                                     "Linted 1 file(s); skipped 0 that are not DeepSpeed configs"]
     summary = runner.summary.read_text()
     assert "All checks passed in 1 file." in summary
     assert "- :warning: 1 file excluded by .zerolint.toml (exclude)" in summary

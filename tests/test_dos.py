@@ -125,7 +125,7 @@ def test_cap_json(tmp_path):
 
 
 def test_cap_text(tmp_path):
-    lines = _check(_fixture(tmp_path), "text").splitlines()
+    lines = _check(_fixture(tmp_path), "text", "--show-info").splitlines()
     assert [ln for ln in lines if ": error ZL" in ln or ": warning ZL" in ln or ": info ZL" in ln] == [
         "ds.json:1:1: error ZL401 [missing-batch-size] neither train_batch_size nor train_micro_batch_size_per_gpu "
         'is set: DeepSpeed fails at parse ("Either train_batch_size or train_micro_batch_size_per_gpu needs to be '
@@ -135,10 +135,15 @@ def test_cap_text(tmp_path):
     assert lines[-2:] == [
         "Found 2 errors, 4 warnings, 1 info in 1 file. 1 more with --unsafe-fixes. 5 not shown (findings limit).",
         "note: " + NOTE.format(hidden=5, total=7, per_file=2, per_report="10,000")]
+    # by default the info finding is hidden first (README, "Info findings"), and the cap applies to the rest
+    assert _check(tmp_path, "text").splitlines()[-2:] == [
+        "Found 2 errors, 4 warnings, 1 info in 1 file. 1 more with --unsafe-fixes. 4 not shown (findings limit). "
+        "1 info hidden (--show-info).",
+        "note: " + NOTE.format(hidden=4, total=6, per_file=2, per_report="10,000")]
 
 
 def test_cap_github(tmp_path):
-    lines = _check(_fixture(tmp_path), "github").splitlines()
+    lines = _check(_fixture(tmp_path), "github", "--show-info").splitlines()
     assert [ln.split(" ", 1)[0] + " " + ln.split("title=", 1)[1].split("::")[0] for ln in lines] == [
         "::error ZL401 missing-batch-size", "::error ZL301 fp16-and-bf16", "::notice zerolint findings limit"]
     assert lines[-1] == "::notice title=zerolint findings limit::" + NOTE.format(hidden=5, total=7, per_file=2,
@@ -164,7 +169,8 @@ def test_cap_junit_keeps_a_fully_hidden_file_failing(tmp_path):
     """--max-findings 2 over two files: the second file's findings are all left out, and its suite still fails."""
     _fixture(tmp_path)
     (tmp_path / "b.json").write_text('{"train_batch_size": 8, "zz9": 1}\n')
-    root = ET.fromstring(_check(tmp_path, "junit", "--max-findings-per-file", "0", "--max-findings", "2", "b.json"))
+    root = ET.fromstring(_check(tmp_path, "junit", "--show-info", "--max-findings-per-file", "0", "--max-findings", "2",
+                                "b.json"))
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert [c.get("name") for c in suites["ds.json"].iter("testcase")] == [
         "ZL401 missing-batch-size", "ZL301 fp16-and-bf16", "zerolint findings-limit"]

@@ -175,7 +175,24 @@ def test_smaller_buckets_promise_what_the_model_saves():
     (s,) = [s for s in e.suggestions if s.title == "smaller communication buckets"]
     assert s.change == {"zero_optimization.reduce_bucket_size": 50_000_000, "zero_optimization.overlap_comm": False}
     assert s.per_gpu_bytes == 4 * P + CUDA_CONTEXT_BYTES + 400_000_000 + int(0.4 * 4 * P)
-    assert e.per_gpu_bytes - s.per_gpu_bytes == 440_000_000
+    # turning overlap_comm off also frees the reduction stream's pool (402,653,184 B, see the test below)
+    assert e.per_gpu_bytes - s.per_gpu_bytes == 440_000_000 + 402_653_184
+
+
+def test_overlap_comm_with_optimizer_offload_reserves_the_reduction_stream_pool():
+    # ZeRO-2 + overlap_comm + optimizer offload, largest tensor 5e7: the fp64 norm copy (8 B x 5e7 = 4e8 B) is
+    # allocated on the reduction stream, whose pool the default stream's free blocks cannot serve: 4e8 B rounded up
+    # to 2 MiB (191 x 2 MiB) plus one 2 MiB segment for the fp64 norms, in the margin only.
+    cfg = zero(2, overlap_comm=True, offload_optimizer={"device": "cpu"})
+    e = est(cfg)
+    (pool,) = [c for c in e.components if c.key == "margin_stream_pool"]
+    assert (pool.where, pool.margin, pool.bytes) == ("gpu", True, 191 * 2**20 * 2 + 2 * 2**20)
+    assert "stage_1_and_2.py:2239-2240" in pool.formula
+    assert comp(e, "offload_temp") == 400_000_000
+    # no pool without overlap_comm, without optimizer offload, or at ZeRO-3 (a different reduction path)
+    for other in (zero(2, offload_optimizer={"device": "cpu"}), zero(2, overlap_comm=True),
+                  zero(3, offload_optimizer={"device": "cpu"})):
+        assert not [c for c in est(other).components if c.key == "margin_stream_pool"]
 
 
 @pytest.mark.parametrize("target,offload,temporaries", [

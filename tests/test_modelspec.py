@@ -10,6 +10,7 @@ import pytest
 
 from zerolint.estimate.modelspec import (
     ModelSpecError,
+    Shape,
     from_hf_config,
     from_params,
     load_hf_config,
@@ -76,6 +77,17 @@ def test_persistent_parameters_follow_the_threshold():
     spec = load_hf_config(os.path.join(MODELS, "tinyllama-1.1b.json"))
     assert spec.persistent_numel(100_000) == (2 * 22 + 1) * 2048  # the RMSNorm weights
     assert spec.persistent_numel(1) == 0
+    # a tensor of exactly the threshold is persistent: DeepSpeed tests ds_numel <= threshold
+    # (parameter_offload.py:325)
+    assert spec.persistent_numel(2048) == (2 * 22 + 1) * 2048
+    assert spec.persistent_numel(2047) == 0
+
+
+def test_persistence_threshold_is_inclusive_without_tensor_sizes():
+    spec = from_params(1_000_000_000, 65_536_000)
+    spec.shape = Shape(hidden=2048, layers=24)
+    assert spec.persistent_numel(2048) == (2 * 24 + 1) * 2048
+    assert spec.persistent_numel(2047) == 0
 
 
 @pytest.mark.parametrize("text,value", [("125M", 125_000_000), ("7B", 7_000_000_000), ("70e9", 70_000_000_000),

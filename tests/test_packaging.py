@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,3 +53,36 @@ def test_installed_wheel_checks_a_config(wheel, tmp_path):
     r = subprocess.run([sys.executable, "-m", "zerolint", "rule", "ZL201"], cwd=tmp_path, env=env,
                        capture_output=True, text=True)
     assert "## Bad" in r.stdout, r.stderr
+
+
+def _tracked(*folders: str) -> set[str]:
+    out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True).stdout
+    return {p for p in out.decode().split("\0") if p and (ROOT / p).is_file()}
+
+
+def test_sdist_carries_its_tests_and_license(tmp_path):
+    """The sdist runs its own tests: every tracked file under tests/, fixtures/, docs/, scripts/ and benchmarks/ is
+    in it, with the LICENSE; setuptools builds it without a license-format warning."""
+    import tarfile
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        missing("not a git checkout: the tracked files cannot be listed")
+    out = tmp_path / "dist"
+    r = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta as b; "
+                        "print(b.build_sdist(sys.argv[1]))", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "license" not in r.stderr.lower(), r.stderr  # SetuptoolsDeprecationWarning on `license = {text=...}`
+    from zerolint.base.version import __version__
+
+    sdist = out / r.stdout.strip().splitlines()[-1]
+    assert sdist.name == f"zerolint-{__version__}.tar.gz"
+    prefix = f"zerolint-{__version__}/"
+    with tarfile.open(sdist) as tar:
+        names = {n[len(prefix):] for n in tar.getnames() if n.startswith(prefix)}
+        pkg_info = tar.extractfile(prefix + "PKG-INFO").read().decode()
+    expected = _tracked("tests", "fixtures", "docs", "scripts", "benchmarks")
+    assert len(expected) > 100
+    assert sorted(expected - names) == []
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "action.yml", ".pre-commit-hooks.yaml"} <= names
+    assert "License-Expression: Apache-2.0" in pkg_info and "License-File: LICENSE" in pkg_info
+    assert not any("__pycache__" in n for n in names)

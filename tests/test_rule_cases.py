@@ -30,9 +30,7 @@ def _found(rule, case):
 def _matches(found: dict, expected: dict) -> dict:
     """`expected` with its message pattern resolved against `found`: `message` is the exact text, `message_re` a
     regular expression the whole message must match (for messages with computed numbers); `fails_at` is absent
-    when the finding claims no failure. An expectation without either (not yet migrated) checks the position only."""
-    if "message" not in expected and "message_re" not in expected:
-        return {**expected, "message": found["message"], "fails_at": found["fails_at"]}
+    when the finding claims no failure."""
     out = {"code": expected.get("code"), "fails_at": expected.get("fails_at"), **expected}
     pattern = out.pop("message_re", None)
     if pattern is not None:
@@ -54,6 +52,8 @@ def test_case(rule, case):
         assert found == []
     else:
         assert case.expect, "a bad case must list what it expects"
+        for e in case.expect:
+            assert ("message" in e) != ("message_re" in e), f"every expectation needs a message or message_re: {e}"
         expected = [{"code": rule.code, **e} if "code" not in e else e for e in case.expect]
         assert len(found) == len(expected), found
         assert found == [_matches(f, e) for f, e in zip(found, expected)]

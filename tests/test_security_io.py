@@ -292,9 +292,9 @@ def test_suppressions_and_severity_changes_are_announced(tmp_path):
         '[suppress]\n"a.json" = [{ code = "ZL101", pointer = "/offload_optimizer", reason = "x" }]\n')
     r = run_cli("check", "--quiet", "a.json", cwd=tmp_path)
     assert r.returncode == 0
-    assert r.stdout.decode().splitlines() == ["Found 1 info in 1 file. 1 fixable with --fix.",
-                                              "note: severities changed by .zerolint.toml: ZL002=info",
-                                              "note: 1 finding suppressed by .zerolint.toml"]
+    assert r.stdout.decode().splitlines() == [
+        "Found 1 info in 1 file. 1 fixable with --fix. 1 info hidden (--show-info).",
+        "note: severities changed by .zerolint.toml: ZL002=info", "note: 1 finding suppressed by .zerolint.toml"]
 
 
 def test_no_settings_file_no_note(tmp_path):

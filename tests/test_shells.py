@@ -141,7 +141,8 @@ def test_seed_findings_through_the_api():
     assert [c for c, _, _ in found["ds_offload_broken.json"]] == ["ZL101", "ZL002"]
     assert ("ZL002", 8, 5) in found["ds_offload_broken.json"]
     assert [c for c, _, _ in found["ds_fp16_bf16.json"]] == ["ZL301", "ZL802"]
-    assert [c for c, _, _ in found["ds_offload_param_stage2.json"]] == ["ZL201"]
+    # ZL219 (line 7): offload_optimizer with no optimizer section; ZL201 (line 8): offload_param below stage 3
+    assert [c for c, _, _ in found["ds_offload_param_stage2.json"]] == ["ZL219", "ZL201"]
     assert found["ds_zero3_offload.json"] == []
 
 

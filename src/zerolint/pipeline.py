@@ -11,7 +11,6 @@ job, parsing model/'s, running the rules rules/engine.py's, rendering report/'s.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any, Callable
 
@@ -133,12 +132,16 @@ class Options(Frozen):
 
     `severity`: (code, level) pairs, the command line's --severity; `caps`: findings shown per file, per report
     (report/cap.py); `write_baseline`: "" = the default baseline file; `training_args`: the parsed TrainingArguments
-    dict; `memory`: (Settings field, value): params, model, gpu_memory, ...; `fix`: FIX_MODES; `fixer`: path ->
-    (text -> FixResult): replaces fix_text (`upgrade`)."""
+    dict; `memory`: (Settings field, value): params, model, gpu_memory, ...; `fix`: FIX_MODES; `only_configs`:
+    judge the files named on the command line by content too (pre-commit, the Action); `show_info`: show info
+    findings in the formats people read (report/output.py HIDES_INFO); `statistics`: a count per rule instead of the
+    findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
+    path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
 
     _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "select", "ignore", "severity",
                "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline", "training_args",
-               "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename", "fixer")
+               "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename",
+               "only_configs", "show_info", "statistics", "exit_zero", "fixer")
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
@@ -149,7 +152,8 @@ class Options(Frozen):
                  memory: tuple[tuple[str, Any], ...] = (), fix: str = "none", unsafe: bool = False,
                  prefer: tuple[str, ...] = (), formats: tuple[str, ...] = (), outputs: tuple[str, ...] = (),
                  quiet: bool = False, color: bool = True, stdin_filename: str | None = None,
-                 fixer: Callable | None = None) -> None:
+                 only_configs: bool = False, show_info: bool = False, statistics: bool = False,
+                 exit_zero: bool = False, fixer: Callable | None = None) -> None:
         self._set("files", files)
         self._set("exclude", exclude)
         self._set("target", target)
@@ -175,6 +179,10 @@ class Options(Frozen):
         self._set("quiet", quiet)
         self._set("color", color)
         self._set("stdin_filename", stdin_filename)
+        self._set("only_configs", only_configs)
+        self._set("show_info", show_info)
+        self._set("statistics", statistics)
+        self._set("exit_zero", exit_zero)
         self._set("fixer", fixer)
         if fix not in FIX_MODES:  # pragma: no cover - a programming error
             raise ValueError(f"fix mode {fix!r} is not one of {FIX_MODES}")
@@ -202,18 +210,20 @@ class Run(Record):
     """What one run found: results in report order, the files it could not read, and (for --fix) per file what
     was fixed.
 
-    `fixes`: FileFix, in order (fix modes only); `refused`: fixed text not written, and why; `stdin_out`: --fix on
-    `-`: the text to print."""
+    `picks`: model.detect.Pick for every candidate, picked or skipped, in order; `fixes`: FileFix, in order (fix
+    modes only); `refused`: fixed text not written, and why; `stdin_out`: --fix on `-`: the text to print."""
 
-    _fields = ("results", "unreadable", "excluded", "paths", "fixes", "refused", "any_diff", "stdin_out")
+    _fields = ("results", "unreadable", "excluded", "paths", "picks", "fixes", "refused", "any_diff", "stdin_out")
 
     def __init__(self, results: list[Result] | None = None, unreadable: list[str] | None = None,
-                 excluded: dict[str, int] | None = None, paths: list[str] | None = None, fixes: list | None = None,
-                 refused: list[str] | None = None, any_diff: bool = False, stdin_out: bytes | None = None) -> None:
+                 excluded: dict[str, int] | None = None, paths: list[str] | None = None, picks: list | None = None,
+                 fixes: list | None = None, refused: list[str] | None = None, any_diff: bool = False,
+                 stdin_out: bytes | None = None) -> None:
         self.results = [] if results is None else results
         self.unreadable = [] if unreadable is None else unreadable
         self.excluded = {} if excluded is None else excluded
         self.paths = [] if paths is None else paths
+        self.picks = [] if picks is None else picks
         self.fixes = [] if fixes is None else fixes
         self.refused = [] if refused is None else refused
         self.any_diff = any_diff
@@ -255,28 +265,38 @@ class Pipeline:
         self.builtin = RuleSet.builtin()
         self._suppressions = None
         self._sources: tuple | None = None
+        self._picked: dict = {}  # path -> model.detect.Pick: the bytes (and Document) read to judge a found file
 
     # -- sources ----------------------------------------------------------------------------------------------------
 
     def sources(self) -> Run:
-        """A new Run holding the paths to lint: files, globs, `-`, and from directories the DeepSpeed configs
-        (*.json, *.hjson) and the Accelerate YAMLs that configure DeepSpeed; minus what a config excludes. The
-        arguments are expanded once per pipeline."""
+        """A new Run holding the paths to lint: the files named (always), `-`, and the files directories and globs
+        turn up whose content is a DeepSpeed config or an Accelerate YAML that configures DeepSpeed (model/detect.py;
+        with `only_configs`, named files too); minus what a config excludes. The arguments are expanded, and the
+        found files read and judged, once per pipeline."""
         if self._sources is None:
             from .base.files import expand
 
-            args = list(self.options.files)
-            paths, problems = expand(args, list(self.options.exclude))
-            seen = {os.path.normpath(p) for p in paths}
-            for arg in args:
-                if arg != "-" and os.path.isdir(arg):
-                    for y in accelerate_yamls_in(arg, list(self.options.exclude)):
-                        if os.path.normpath(y) not in seen:
-                            seen.add(os.path.normpath(y))
-                            paths.append(y)
-            self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths))
-        paths, problems, excluded = self._sources
-        return Run(paths=list(paths), unreadable=list(problems), excluded=dict(excluded))
+            candidates, problems = expand(list(self.options.files), list(self.options.exclude))
+            picks = [self._judge(p, named) for p, named in candidates]
+            self._picked = {p.path: p for p in picks if p.picked}
+            paths = [p.path for p in picks if p.picked]
+            self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths), picks)
+        paths, problems, excluded, picks = self._sources
+        return Run(paths=list(paths), unreadable=list(problems), excluded=dict(excluded), picks=list(picks))
+
+    def _judge(self, path: str, named: bool):
+        from .model.detect import Pick, judge
+
+        if path == "-" or (named and not self.options.only_configs):
+            return Pick(path, True, "named on the command line")
+        from .base.fsio import read_roots
+        from .base.record import replace
+
+        limits = self.options.limits
+        if limits.roots is None:  # the roots the lint's read would have (Pipeline.setup)
+            limits = replace(limits, roots=read_roots(path))
+        return judge(path, limits)
 
     def first_path(self) -> str:
         """The file --show-settings describes and whose policy rules --select may name ("-" when none)."""
@@ -318,6 +338,11 @@ class Pipeline:
                                s.rules)]
         if _is_yaml(path):
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
+        pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
+        if pick is not None and pick.document is not None:
+            return [Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))]
+        if pick is not None and pick.data is not None:
+            return [lint_bytes(pick.data, path, s.settings, s.selection, s.limits, s.rules)]
         return [lint_path(path, s.settings, s.selection, s.limits, s.rules)]
 
     def lint_data(self, data: bytes, name: str) -> Result:
@@ -427,6 +452,9 @@ class Pipeline:
         diagnostics, unused = suppressions.apply(run.results)
         diagnostics += unused
         summary = make_summary(diagnostics, len(run.results), unreadable=len(run.unreadable))
+        skipped = sum(not p.picked for p in run.picks)
+        if skipped:  # found in a directory or by a glob, not a DeepSpeed config (--show-files says why)
+            summary["skipped"] = skipped
         notes = self.project.weakened(run.paths, run.excluded, suppressions.hidden_by())
         if notes:  # what the repository's settings files turned off, shown by every format
             summary["notes"] = notes
@@ -435,40 +463,13 @@ class Pipeline:
     def documents(self, run: Run) -> dict:
         return {r.path: r.document for r in run.results if r.document is not None} | self.suppressions().shown
 
+    def info_shown(self, d: Diagnostic) -> bool:
+        """Whether the formats people read show this info finding: --show-info, or its file fails on info."""
+        return self.options.show_info or self.project.fail_rank(d.file) <= 0
+
     def failing(self, diagnostics: list[Diagnostic]) -> bool:
         """Whether any finding is at or above its file's fail-on threshold."""
         return any(d.severity.rank >= self.project.fail_rank(d.file) for d in diagnostics)
-
-
-# An Accelerate config that configures DeepSpeed (`accelerate config` writes these top-level keys); other YAML in a
-# directory (CI workflows, Hydra configs, ...) is not picked up.
-_ACCELERATE_DEEPSPEED = re.compile(rb"^(?:deepspeed_config\s*:|distributed_type\s*:\s*['\"]?DEEPSPEED\b)", re.M)
-SNIFF_BYTES = 64 * 1024
-
-
-def accelerate_yamls_in(directory: str, exclude: list[str]) -> list[str]:
-    """The Accelerate config YAMLs that configure DeepSpeed under `directory` (walked as base/files.expand walks
-    it), judged from their first 64 KiB, read within the directory (a link out of the tree is not followed)."""
-    from fnmatch import fnmatch
-
-    from .base.files import SKIP_DIRS
-    from .base.fsio import UnreadableFile, read_bytes
-
-    limits = Limits(max_bytes=SNIFF_BYTES, roots=(os.path.abspath(directory),))
-    found = []
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for f in sorted(filenames):
-            p = os.path.join(dirpath, f)
-            if not _is_yaml(f) or any(fnmatch(os.path.normpath(p), pat) or fnmatch(f, pat) for pat in exclude):
-                continue
-            try:
-                head = read_bytes(p, limits)
-            except UnreadableFile:
-                continue  # not a config we can read from here: nothing to pick up
-            if _ACCELERATE_DEEPSPEED.search(head):
-                found.append(p)
-    return sorted(found)
 
 
 def roots_for(args) -> list[str]:

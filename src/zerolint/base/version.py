@@ -1,3 +1,3 @@
 """zerolint's version, in the bottom layer so that every layer can print it."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -36,7 +36,7 @@ class _Main(click.Group):
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(__version__, prog_name="zerolint")
+@click.version_option(__version__, "-V", "--version", prog_name="zerolint")
 def main() -> None:
     """zerolint: find the mistakes in a DeepSpeed config before the job starts."""
     try:  # every command resolves paths against it; a deleted working directory is a usage error, not a traceback
@@ -178,6 +178,11 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
                    "[default: the zerolint config's target, else auto].")
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True,
               help='What fp16/bf16 "enabled": "auto" become for hf/accelerate (TrainingArguments --bf16/--fp16).')
+@click.option("--training-args", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="TrainingArguments fields (JSON or YAML) that hf/accelerate fill \"auto\" from and compare with.")
+@click.option("--hf", "hf_mode", type=click.Choice(["auto", "replay"]), default="auto", show_default=True,
+              help="hf/accelerate: run the real HF Trainer / Accelerate when zerolint[hf] is installed (auto), or "
+                   "zerolint's replay of their fill (replay).")
 @click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="Without an optimizer section, pass the one HF/Accelerate would (auto) or none.")
 @click.option("--launcher", type=click.Choice(["torchrun", "deepspeed"]), default="torchrun", show_default=True,
@@ -196,30 +201,39 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
               help="Use this zerolint config (.zerolint.toml or pyproject.toml) instead of the nearest one above "
                    "CONFIG (as for check).")
 @click.option("--isolated", is_flag=True, help="Ignore every zerolint config file in the tree (as for check).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="With several CONFIGs: run this many single-rank configs side by side (warm runner).")
 @click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
-               prepare, target, precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select,
-               ignore, config_file, isolated, keep, quiet, no_color) -> None:
+               prepare, target, precision, training_args, hf_mode, client_optimizer, launcher, no_cache, formats,
+               outputs, fail_on, select, ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
+    Several CONFIGs (files, directories, quoted globs) run through one warm runner, with a table of verdicts.
     With --prepare, only build the DeepSpeed ops that the CONFIGs need."""
     from ..verify.runner import exit_code
-    from .verify import UsageError, VerifyOptions, run
+    from .verify import UsageError, VerifyOptions, expand_configs, run, run_several
     from .verify import prepare as prepare_ops
 
-    if len(configs) > 1 and not prepare:
-        raise click.UsageError("verify takes one CONFIG (several only with --prepare)")
     select_codes, ignore_codes = tuple(_split_codes(select)), tuple(_split_codes(ignore))  # () : the project's
     opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
                          timeout=timeout, build_timeout=build_timeout, target=target, formats=formats,
                          outputs=outputs, no_cache=no_cache, launcher=launcher, precision=precision,
                          client_optimizer=client_optimizer, unsafe_fixes=unsafe_fixes, prefer=prefer,
                          fail_on=fail_on, select=select_codes, ignore=ignore_codes, isolated=isolated,
-                         config_file=config_file, quiet=quiet, color=not no_color, keep=keep)
+                         config_file=config_file, quiet=quiet, color=not no_color, keep=keep,
+                         training_args=training_args, hf=hf_mode)
     try:
-        code = prepare_ops(list(configs), opts) if prepare else run(configs[0], opts)
+        if prepare:
+            code = prepare_ops(list(configs), opts)
+        elif len(configs) == 1 and not (os.path.isdir(configs[0]) or (any(ch in configs[0] for ch in "*?[")
+                                                                       and not os.path.exists(configs[0]))):
+            # one file: the single-config report, as before
+            code = run(configs[0], opts)
+        else:
+            code = run_several(expand_configs(list(configs)), opts, jobs=jobs)
     except UsageError as e:
         click.echo(f"zerolint: error: {e}", err=True)
         sys.exit(EXIT_USAGE)

@@ -21,6 +21,7 @@ def check(files, **kw) -> None:
     if not options.files and not kw["show_settings"]:
         raise click.UsageError("Missing argument 'FILES...'.")
     try:
-        run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"])
+        run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"],
+                  show_files=kw["show_files"])
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.hint) from None

@@ -115,7 +115,8 @@ def fast_check(args: list[str]) -> bool:
     from .run_check import run_check
 
     try:
-        run_check(options, show_settings=values["show_settings"], training_args=values["training_args"])
+        run_check(options, show_settings=values["show_settings"], training_args=values["training_args"],
+                  show_files=values["show_files"])
     except OptionError:  # an unknown rule code, found before anything was printed
         return False
     return True

@@ -13,7 +13,8 @@ from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _exit, default_f
 from .spec import check_rule_codes
 
 
-def run_check(options, show_settings: bool = False, training_args: str | None = None) -> None:
+def run_check(options, show_settings: bool = False, training_args: str | None = None,
+              show_files: bool = False) -> None:
     from ..pipeline import Pipeline
     from ..project.settings import ConfigError
 
@@ -36,6 +37,8 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
     if show_settings:
         echo(first.show(), nl=False)
         sys.exit(EXIT_OK)
+    if show_files:
+        _show_files(pipeline)
     if options.fix != "none":
         from .fix import report_fixes
 
@@ -44,7 +47,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
             code = report_fixes(pipeline, run)
         except ConfigError as e:
             _fail(str(e))
-        sys.exit(code)
+        sys.exit(EXIT_OK if code == EXIT_FINDINGS and options.exit_zero else code)
 
     try:
         run = pipeline.lint()
@@ -58,7 +61,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
     failed_outputs = emit_reports(options.formats or default_formats(options.outputs), options.outputs, diagnostics,
                                   pipeline.documents(run), summary, quiet=options.quiet, color=options.color,
-                                  caps=options.caps)
+                                  caps=options.caps, show_info=pipeline.info_shown, statistics=options.statistics)
 
     from ..base.escape import safe_line  # file names can hold terminal escapes and newlines too
 
@@ -66,7 +69,30 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         echo(f"zerolint: error: {safe_line(msg)}", err=True)
     if run.unreadable or failed_outputs:
         _exit(EXIT_USAGE)
-    _exit(EXIT_FINDINGS if failing else EXIT_OK)
+    _exit(EXIT_FINDINGS if failing and not options.exit_zero else EXIT_OK)
+
+
+def _show_files(pipeline) -> None:
+    """--show-files: every file considered, picked or skipped, and why; what a config excludes; then exit 0 (2
+    when an argument matched nothing)."""
+    from ..base.escape import safe_line
+
+    run = pipeline.sources()
+    linted = set(run.paths)
+    picked = skipped = 0
+    for pick in run.picks:
+        if not pick.picked:
+            skipped += 1
+            echo(f"skip  {safe_line(pick.path)}  ({safe_line(pick.why)})")
+        elif pick.path in linted:
+            picked += 1
+            echo(f"lint  {safe_line(pick.path)}  ({safe_line(pick.why)})")
+        else:
+            echo(f"skip  {safe_line(pick.path)}  (excluded by a zerolint config)")
+    for msg in run.unreadable:
+        echo(f"zerolint: error: {safe_line(msg)}", err=True)
+    echo(f"{picked} file{'s' if picked != 1 else ''} to lint, {skipped} skipped.")
+    sys.exit(EXIT_USAGE if run.unreadable else EXIT_OK)
 
 
 def _write_baseline(pipeline, run, first) -> None:

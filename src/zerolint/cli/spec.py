@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 TARGETS = ("auto", "deepspeed", "hf", "accelerate")
-FORMATS = ("text", "json", "sarif", "github", "junit")
+FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "rdjson", "junit")
 LEVELS = ("error", "warning", "info")
 
 
@@ -34,8 +34,10 @@ class Opt:
 
 
 CHECK_OPTIONS = (
-    Opt(("--format",), "formats", "choice", multiple=True, choices=FORMATS,
-        help="Output format (repeatable). Default: text, or github when GITHUB_ACTIONS=true and no --output."),
+    Opt(("--output-format", "--format"), "formats", "choice", multiple=True, choices=FORMATS,
+        help="Output format (repeatable): text, concise (one line per finding), json, sarif, github (workflow "
+             "annotations), gitlab (Code Quality JSON), rdjson (reviewdog, with the safe fixes as suggestions), "
+             "junit. Default: text, or github when GITHUB_ACTIONS=true and no --output."),
     Opt(("--output", "-o"), "outputs", "path", multiple=True, writable=True,
         help="Write a report to FILE (repeatable: the last N formats go to the N files, in order; the others to "
              "stdout). `--format text --format sarif -o zerolint.sarif`."),
@@ -54,7 +56,21 @@ CHECK_OPTIONS = (
     Opt(("--severity",), "severity_overrides", multiple=True, metavar="CODE=LEVEL",
         help="Override a rule's severity, e.g. --severity ZL401=warning."),
     Opt(("--quiet", "-q"), "quiet", "flag", help="Print only the summary line (text format)."),
-    Opt(("--no-color",), "no_color", "flag", help="Never colour the text output."),
+    Opt(("--show-info",), "show_info", "flag",
+        help="Show info findings in text, concise, github, gitlab, rdjson and junit output (they are always counted "
+             "in the summary, always in json and sarif, and shown with --fail-on info)."),
+    Opt(("--statistics",), "statistics", "flag",
+        help="Print how many findings each rule reported instead of the findings (text and concise output)."),
+    Opt(("--exit-zero",), "exit_zero", "flag",
+        help="Exit 0 even when findings are reported (2 still means a usage error or an unreadable file)."),
+    Opt(("--show-files",), "show_files", "flag",
+        help="List the files that would be linted and why, and the files found but skipped and why, then exit."),
+    Opt(("--only-configs",), "only_configs", "flag",
+        help="Judge the files named on the command line by content too, as those found in directories and by "
+             "globs are: lint only DeepSpeed configs and Accelerate YAMLs that configure DeepSpeed (pre-commit, "
+             "CI)."),
+    Opt(("--no-color",), "no_color", "flag",
+        help="Never colour the text output (also NO_COLOR=1; FORCE_COLOR=1 colours it when not a terminal)."),
     Opt(("--stdin-filename",), "stdin_filename", help="Name to report for `-` (stdin)."),
     Opt(("--max-bytes",), "max_bytes", "int", low=1, help="Largest file to read [default: 16 MiB]."),
     Opt(("--max-depth",), "max_depth", "int", low=1, high=5000, help="Deepest nesting to parse [default: 256]."),
@@ -192,7 +208,8 @@ def build_options(files: tuple[str, ...], kw: dict):
         limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
-        color=not kw["no_color"], stdin_filename=kw["stdin_filename"])
+        color=not kw["no_color"], stdin_filename=kw["stdin_filename"], only_configs=kw["only_configs"],
+        show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"])
 
 
 def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:

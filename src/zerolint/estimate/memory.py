@@ -67,6 +67,9 @@ GPU_ALLOCATOR_FRACTION_OFFLOAD = 0.40
 HOST_RUNTIME_BYTES = int(1.5 * GiB)
 HOST_OFFLOAD_RUNTIME_BYTES = int(0.5 * GiB)
 HOST_ALLOCATOR_FRACTION = 0.25
+# The caching allocator rounds a large block up to 2 MiB and serves blocks under 1 MiB from 2 MiB segments
+# (c10/cuda/CUDACachingAllocator.cpp kRoundLarge, kSmallBuffer).
+SEGMENT_ROUND = 2 * 1024**2
 
 WARN_FRACTION = 0.9  # "within 10 % of the limit"
 
@@ -870,12 +873,12 @@ def _zero12_grad_offload(b: _Parts) -> None:
 
 
 def _persistent_numel(b: _Parts) -> int:
-    """Stage 3: the parameters that stay gathered (tensors below stage3_param_persistence_threshold)."""
+    """Stage 3: the parameters that stay gathered (tensors of at most stage3_param_persistence_threshold)."""
     plan, model, notes = b.plan, b.model, b.notes
     persist_numel = model.persistent_numel(plan.param_persistence_threshold)
     if persist_numel is None:
         persist_numel = 0
-        notes.append("persistent parameters (tensors below stage3_param_persistence_threshold) unknown without "
+        notes.append("persistent parameters (tensors of at most stage3_param_persistence_threshold) unknown without "
                      "--model or a model shape; counted as 0")
     persist_numel = min(persist_numel, plan.model_persistence_threshold)
     return persist_numel
@@ -959,7 +962,7 @@ def _zero3_gathered(b: _Parts) -> None:
             "distance is the first part backward uses (part of the gathered parameters above)", (BWD,), False,
             "gathered_bwd")
     add("persistent parameters", d * persist_numel, "gpu",
-        f"{d} B x {persist_numel:,} (tensors < stage3_param_persistence_threshold "
+        f"{d} B x {persist_numel:,} (tensors <= stage3_param_persistence_threshold "
         f"{_f(plan.param_persistence_threshold)} stay gathered)", ALWAYS, False, "persistent")
 
 
@@ -1097,9 +1100,37 @@ def _host_model(b: _Parts) -> None:
 
 
 
-def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False, freed_block: int = 0) -> None:
+def _reduction_stream_pool(plan: Plan, comps: list[Component]) -> Component | None:
+    """ZeRO-1/2 with overlap_comm and optimizer offload: the reduction stream's own allocator pool.
+
+    With overlap_comm, reduce_ipg_grads copies each reduced gradient to the host under DeepSpeed's reduction stream
+    (stage_1_and_2.py:2239-2240, copy_grads_in_partition at :2271), so the fp64 copy taken for its norm
+    (set_norm_for_param_grad_in_gpu, :1886) and the fp32 copy sent to the pinned partition (:1900, in the fp64 one's
+    block once that is freed) are allocated on that stream. The caching allocator serves a stream only from blocks
+    allocated on it (CUDACachingAllocator.cpp: the free-block lookup is keyed by stream), so the memory the default
+    stream keeps free cannot hold them: the pool is one segment of the largest fp64 copy plus one 2 MiB segment for
+    the fp64 norms kept until the step (norm_for_param_grads). Seen in a segment trace of 1.3B at ZeRO-2 with
+    optimizer offload on one H200: 500 MiB + 2 MiB on the reduction stream, the default stream's 7.60 GiB the same
+    as without overlap_comm (docs/estimate-accuracy.md)."""
+    if plan.stage not in (1, 2) or not plan.overlap or plan.offload_optimizer == "none":
+        return None
+    temp = next((c for c in comps if c.key == "offload_temp" and c.where == "gpu"), None)
+    if temp is None:
+        return None
+    nbytes = -(-temp.bytes // SEGMENT_ROUND) * SEGMENT_ROUND + SEGMENT_ROUND
+    return Component("reduction stream pool (overlap_comm)", nbytes, "gpu",
+                     f"the offload reduction temporaries ({gib(temp.bytes):.2f} GiB) rounded up to 2 MiB + one 2 MiB "
+                     "segment for the fp64 norms: with overlap_comm they are allocated on DeepSpeed's reduction "
+                     "stream (stage_1_and_2.py:2239-2240, :1886), whose blocks the default stream's free memory "
+                     "cannot serve", ALWAYS, False, True, "margin_stream_pool")
+
+
+def _add_margins(comps: list[Component], cluster: Cluster, offload: bool = False, freed_block: int = 0,
+                 stream_pool: Component | None = None) -> None:
     gpu_cov = _peak_of(comps, "gpu")
     host_cov = _peak_of(comps, "host")
+    if stream_pool is not None:
+        comps.append(stream_pool)
     comps.append(Component("CUDA context" + (" + NCCL" if cluster.world > 1 else ""),
                            CUDA_CONTEXT_BYTES + (NCCL_BYTES if cluster.world > 1 else 0), "gpu",
                            f"{gib(CUDA_CONTEXT_BYTES):.1f} GiB context"
@@ -1156,7 +1187,7 @@ def estimate_plan(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Work
     offload = (plan.stage >= 1 and plan.offload_optimizer != "none") or \
         (plan.stage == 3 and plan.offload_param != "none")
     largest = model.largest_tensor or model.largest_layer or model.params
-    _add_margins(comps, cluster, offload, plan.d * largest)
+    _add_margins(comps, cluster, offload, plan.d * largest, _reduction_stream_pool(plan, comps))
     est = Estimate(plan=plan, model=model, cluster=cluster, workload=workload, components=comps,
                    gpu_memory=gpu_memory, host_memory=host_memory, zero_init=zero_init, activations_known=act_known,
                    config_path=config_path)

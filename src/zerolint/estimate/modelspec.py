@@ -74,14 +74,18 @@ class ModelSpec:
     assumptions: list[str] = field(default_factory=list)
 
     def persistent_numel(self, threshold: int) -> int | None:
-        """Parameters in tensors smaller than `threshold` elements (ZeRO-3 keeps those gathered), or None."""
+        """Parameters in tensors of at most `threshold` elements (ZeRO-3 keeps those gathered), or None.
+
+        At most, not below: DeepSpeed marks a parameter persistent when `param.ds_numel <= param_threshold`
+        (runtime/zero/parameter_offload.py:325 mark_persistent_parameters; partition_parameters.py:1292 under
+        zero.Init)."""
         if self.tensor_numels is None:
             if self.shape.hidden and self.shape.layers:
                 # norms: two per layer and a final one, hidden wide (llama-like); biases not counted
                 h = self.shape.hidden
-                return (2 * self.shape.layers + 1) * h if h < threshold else 0
+                return (2 * self.shape.layers + 1) * h if h <= threshold else 0
             return None
-        return sum(n for n in self.tensor_numels if n < threshold)
+        return sum(n for n in self.tensor_numels if n <= threshold)
 
 
 # -- from a bare parameter count -----------------------------------------------------------------------------------

@@ -34,6 +34,26 @@ def make_summary(diagnostics, files: int, unreadable: int = 0) -> dict:
     return summary
 
 
+# The formats people read (a terminal, PR annotations, review comments, a CI test report) show info findings only
+# when asked (--show-info, or a fail-on of info); the machine contracts (json, sarif) keep every finding and leave
+# the filtering to their consumers. The summary counts every finding either way.
+HIDES_INFO = ("text", "concise", "github", "gitlab", "rdjson", "junit")
+
+
+def use_color(no_color_flag: bool, stream=None) -> tuple[bool, bool]:
+    """(colour, forced): --no-color, then NO_COLOR (https://no-color.org: set and not empty), then FORCE_COLOR
+    (https://force-color.org: set and not empty, colour even when not a terminal), else whether stdout is one."""
+    if no_color_flag or os.environ.get("NO_COLOR"):
+        return False, False
+    if os.environ.get("FORCE_COLOR"):
+        return True, True
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty(), False
+    except (AttributeError, ValueError):
+        return False, False
+
+
 def default_formats(outputs) -> tuple[str, ...]:
     """GitHub annotations inside GitHub Actions (unless writing to a file), else text."""
     return ("github",) if os.environ.get("GITHUB_ACTIONS") == "true" and not outputs else ("text",)
@@ -65,15 +85,31 @@ def pair_outputs(formats, outputs) -> dict[int, str]:
 
 
 def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True,
-                 caps: tuple[int | None, int | None] | None = None) -> list[str]:
+                 caps: tuple[int | None, int | None] | None = None, show_info=True,
+                 statistics: bool = False) -> list[str]:
     """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
     stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there. Files come
     first, each written whole or not at all and never through a link (fsio.write_output), so that a closed stdout
     cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2.
-    `caps`: the most findings shown per file and per report (report/cap.py; default 1,000 and 10,000)."""
+    `caps`: the most findings shown per file and per report (report/cap.py; default 1,000 and 10,000).
+    `show_info`: True, or a predicate on a diagnostic: which info findings the HIDES_INFO formats show.
+    `statistics`: text and concise print the count per rule instead of the findings."""
     from .cap import cap_findings
 
-    diagnostics, summary = cap_findings(diagnostics, summary, *(caps or ()))
+    every = cap_findings(diagnostics, summary, *(caps or ()))
+    shown = every if show_info is True else _hide_info(diagnostics, summary, show_info, caps)
+
+    def view(fmt: str):
+        return shown if fmt in HIDES_INFO else every
+
+    def render_one(fmt: str) -> str:
+        shown_diagnostics, shown_summary = view(fmt)
+        if statistics and fmt in ("text", "concise"):
+            from .text import statistics as table
+
+            return table(diagnostics, summary)  # every finding, info included: a count per rule
+        return render(fmt, shown_diagnostics, documents, shown_summary, quiet=quiet)
+
     files = pair_outputs(formats, outputs)
     errors: list[str] = []
     if files:
@@ -81,7 +117,7 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
 
         for i, path in files.items():
             try:
-                write_output(path, render(formats[i], diagnostics, documents, summary, quiet=quiet))
+                write_output(path, render_one(formats[i]))
             except OutputError as e:
                 errors.append(str(e))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -90,22 +126,36 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
 
         try:
             with open(step_summary, "a", encoding="utf-8") as f:
-                f.write(markdown(diagnostics, summary))
+                f.write(markdown(*view("github")))
         except OSError as e:
             errors.append(f"$GITHUB_STEP_SUMMARY {step_summary}: cannot write ({e.strerror or e})")
     try:
         for i, fmt in enumerate(formats):
             if i in files:
                 continue
-            if fmt == "text" and color and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+            colour, forced = use_color(not color)
+            if fmt == "text" and colour and not statistics:
                 from .text import print_rich
 
-                print_rich(diagnostics, documents, summary, quiet=quiet)
+                shown_diagnostics, shown_summary = view(fmt)
+                print_rich(shown_diagnostics, documents, shown_summary, quiet=quiet, force=forced)
             else:
-                echo(render(fmt, diagnostics, documents, summary, quiet=quiet), nl=False)
+                echo(render_one(fmt), nl=False)
     except OSError as e:  # EPIPE (`| head` closed early), ENOSPC (> /dev/full), ...
         errors.append(_stdout_lost(e))
     return errors
+
+
+def _hide_info(diagnostics, summary, show, caps):
+    """(diagnostics, summary) without the info findings `show` rejects; the summary counts them as hidden."""
+    from .cap import cap_findings
+
+    kept = [d for d in diagnostics if d.severity.value != "info" or show(d)]
+    hidden = len(diagnostics) - len(kept)
+    kept, summary = cap_findings(kept, summary, *(caps or ()))
+    if hidden:
+        summary = {**summary, "info_hidden": hidden}
+    return kept, summary
 
 
 def _stdout_lost(e: OSError) -> str:
@@ -131,6 +181,10 @@ def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
         return r(diagnostics, summary)
     if fmt == "text":
         from .text import render as r
+
+        return r(diagnostics, documents, summary, quiet=quiet)
+    if fmt == "concise":
+        from .concise import render as r
 
         return r(diagnostics, documents, summary, quiet=quiet)
     import importlib

@@ -90,8 +90,11 @@ def summary_line(summary: dict) -> str:
     where = f"in {files} file{'s' if files != 1 else ''}"
     unreadable = summary.get("unreadable", 0)  # exit 2: never "passed" beside a file that was not read
     failed = f" {unreadable} file{'s' if unreadable != 1 else ''} could not be read." if unreadable else ""
+    skipped = summary.get("skipped", 0)  # found in a directory or by a glob, but not a DeepSpeed config
+    skipped_note = f" {skipped} file{'s' if skipped != 1 else ''} skipped (not DeepSpeed configs; --show-files)." \
+        if skipped else ""
     if not parts:
-        return f"No findings {where}.{failed}" if unreadable else f"All checks passed {where}."
+        return (f"No findings {where}.{failed}" if unreadable else f"All checks passed {where}.") + skipped_note
     line = f"Found {', '.join(parts)} {where}.{failed}"
     if summary.get("fixable"):
         line += f" {summary['fixable']} fixable with --fix."
@@ -99,7 +102,29 @@ def summary_line(summary: dict) -> str:
         line += f" {summary['unsafe_fixable']} more with --unsafe-fixes."
     if summary.get("not_shown"):  # the findings cap (reporters/cap.py): the counts above include them
         line += f" {summary['not_shown']:,} not shown (findings limit)."
-    return line
+    if summary.get("info_hidden"):  # counted above, shown with --show-info (report/output.py)
+        line += f" {summary['info_hidden']:,} info hidden (--show-info)."
+    return line + skipped_note
+
+
+def statistics(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
+    """`--statistics`: how many findings each rule reported, most first, then the summary line. `[*]`: every one
+    of them has a safe fix, `[-]`: some have."""
+    rows: dict[str, list] = {}
+    for d in diagnostics:
+        fix = d.fix
+        row = rows.setdefault(d.code, [0, 0, d.name, d.severity.value])
+        row[0] += 1
+        row[1] += fix is not None and fix.safe
+    ordered = sorted(rows.items(), key=lambda item: (-item[1][0], item[0]))
+    width = max((len(str(row[0])) for _, row in ordered), default=1)
+    code_width = max((len(code) for code, _ in ordered), default=5)
+    lines = []
+    for code, (count, fixable, name, severity) in ordered:
+        mark = "[*]" if fixable == count else "[-]" if fixable else "   "
+        lines.append(f"{count:>{width}}  {code:<{code_width}}  {mark}  {severity:<7}  {name}")
+    lines += [summary_line(summary), *note_lines(summary)]
+    return "\n".join(lines) + "\n"
 
 
 def note_lines(summary: dict) -> list[str]:
@@ -122,12 +147,12 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
 
 
 def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
-               quiet: bool = False, stream=None) -> None:
-    """The same text, coloured, for a terminal."""
+               quiet: bool = False, stream=None, force: bool = False) -> None:
+    """The same text, coloured, for a terminal (`force`: FORCE_COLOR, coloured also into a pipe or file)."""
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+    console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True if force else None)
     if not quiet:
         for d in diagnostics:
             t = Text()

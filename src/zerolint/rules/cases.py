@@ -12,8 +12,13 @@ Each file holds `[[case]]` tables:
     params = "1.1B"                    # optional, memory rules: model size, GPU and host memory, GPUs per node
     gpu_memory = "24GB"                #   (gpus_per_node defaults to world_size: one node)
     config = '''{ ... }'''             # the config text, exactly as a user would write it
-    expect = [{ code = "ZL101", severity = "error", pointer = "/offload_optimizer", line = 3, column = 3 }]
+    expect = [{ code = "ZL101", severity = "error", pointer = "/offload_optimizer", line = 3, column = 3,
+                message = "offload_optimizer belongs inside zero_optimization; DeepSpeed ignores it ..." }]
     fixed = '''{ ... }'''              # optional: the text after `zerolint check --fix`
+
+Every expectation of a bad case names the message: `message` (the exact text) or `message_re` (a regular
+expression the whole message must match, for messages with computed figures), and `fails_at` exactly when the
+finding claims a failure (absent: it claims none).
 
 The tests run every case (the rule must report exactly `expect` for a bad case, nothing for a good one) and
 the rule's docs page is rendered from them, so examples cannot drift from behaviour.

@@ -88,6 +88,11 @@ class Child:
 
         world = dist.get_world_size()
         self.result["world_size"] = world
+        if spec.get("hf"):  # the real HF Trainer / Accelerate run the job (hf_plan.py, hf_child.py)
+            from . import hf_child
+
+            hf_child.run(self, torch, world, engine_facts, estimates)
+            return
 
         self.progress("model")
         t = time.monotonic()

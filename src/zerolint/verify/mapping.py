@@ -73,6 +73,24 @@ class Mapped:
     related: list[tuple[str, str]] = field(default_factory=list)  # (pointer, why)
     help: str | None = None
     where: str = ""  # e.g. "deepspeed/runtime/config.py:605 (_batch_assertion)"
+    who: str = "DeepSpeed"  # who raised: DeepSpeed, the HF Trainer, Accelerate
+
+
+# HF's mismatch check: transformers/integrations/deepspeed.py:258-263 (trainer_config_finalize, "vs hf") and
+# accelerate/utils/dataclasses.py deepspeed_config_process ("vs arg"); one "- ds KEY=VALUE vs ..." line per key.
+HF_MISMATCH = "Please correct the following DeepSpeed config values that mismatch"
+_MISMATCH_LINE = re.compile(r"^- ds ([A-Za-z0-9_.]+)=(.*) vs (?:hf|arg) (\S+)=(.*)$")
+# Accelerate's own refusals (accelerate/utils/dataclasses.py DeepSpeedPlugin.__post_init__, fill_match,
+# set_mixed_precision): (message part, pointer, help).
+ACCELERATE_REFUSALS = (
+    ("Please specify the ZeRO optimization config", "", "add a zero_optimization section (Accelerate requires one "
+                                                        "when it is given a DeepSpeed config file)"),
+    ("`--mixed_precision` arg cannot be set to `bf16` when `fp16`", "/fp16/enabled",
+     "the DeepSpeed config and Accelerate's mixed_precision must agree"),
+    ("`--mixed_precision` arg cannot be set to `fp16` when `bf16`", "/bf16/enabled",
+     "the DeepSpeed config and Accelerate's mixed_precision must agree"),
+)
+_NOT_IN_KWARGS = re.compile(r"`([A-Za-z0-9_.]+)` not found in kwargs")
 
 
 def _frames(err: dict) -> list[dict]:
@@ -181,6 +199,51 @@ def _validation(err: dict, doc: Document, bf16_section: str) -> tuple[str, list[
     return out[0][0], out[1:], f"{title or 'ValidationError'}: {summary}"
 
 
+def _hf_who(err: dict) -> str | None:
+    """The HF Trainer or Accelerate when the innermost transformers/accelerate frame raised, and no DeepSpeed
+    frame below it."""
+    for f in reversed(_frames(err)):
+        if f["file"].startswith(("deepspeed/", "torch/")):
+            return None
+        if f["file"].startswith("transformers/"):
+            return "the HF Trainer"
+        if f["file"].startswith("accelerate/"):
+            return "Accelerate"
+    return None
+
+
+def _map_hf(err: dict, doc: Document, stage: str, who: str) -> Mapped | None:
+    """HF's mismatch check -> the first mismatching key (the others related); Accelerate's refusals -> their key."""
+    msg = err.get("message", "")
+    frames = [f for f in _frames(err) if f["file"].startswith(("transformers/", "accelerate/"))]
+    where = f"{frames[-1]['file']}:{frames[-1]['line']} ({frames[-1]['func']})" if frames else ""
+    if HF_MISMATCH in msg:
+        keys = []
+        for line in msg.splitlines():
+            m = _MISMATCH_LINE.match(line.strip())
+            if m:
+                keys.append(("/" + "/".join(jp.escape(t) for t in m.group(1).split(".")), line.strip()[2:]))
+        if keys:
+            ptr = _first_existing(doc, [p for p, _ in keys]) or keys[0][0]
+            shown = "; ".join(text for _, text in keys)
+            return Mapped(stage, ptr, f"{err.get('type')}: {HF_MISMATCH} TrainingArguments values: {shown}",
+                          [(p, text) for p, text in keys if p != ptr],
+                          'set these values to "auto" (the Trainer fills them) or change the training arguments',
+                          where, who)
+    for part, ptr, help_ in ACCELERATE_REFUSALS:
+        if part in msg:
+            first = msg.strip().splitlines()[0]
+            return Mapped(stage, ptr if doc.node(ptr) is not None else "", f"{err.get('type')}: {first}", [],
+                          help_, where, who)
+    m = _NOT_IN_KWARGS.search(msg)
+    if m:
+        ptr = "/" + "/".join(jp.escape(t) for t in m.group(1).split("."))
+        return Mapped(stage, ptr if doc.node(ptr) is not None else "", f"{err.get('type')}: "
+                      f"{msg.strip().splitlines()[0]}", [], 'Accelerate does not fill this "auto": set a value',
+                      where, who)
+    return None
+
+
 def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_section: str = "/bf16") -> Mapped:
     """Where DeepSpeed failed and which key is to blame. `job_config` is the dict the child passed to DeepSpeed
     (what DeepSpeed actually saw); pointers are looked up in the user's document `doc`."""
@@ -199,6 +262,12 @@ def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_secti
 
     def done(pointer: str, message: str = text) -> Mapped:
         return Mapped(stage, pointer, message, related, help_, where)
+
+    who = _hf_who(err)
+    if who is not None:
+        hf = _map_hf(err, doc, stage, who)
+        if hf is not None:
+            return hf
 
     if etype == "ValidationError":
         ptr, rel, summary = _validation(err, doc, bf16_section)

@@ -33,6 +33,7 @@ from typing import Any
 from ..base import pointer as jp
 from ..model import consumers, machine_keys
 from ..model.view import derive_batch as view_derive_batch
+from .hf_args import TrainingArgs
 
 # A default `TrainingArguments()` (transformers 4.x/5.x): what the Trainer fills "auto" with.
 HF_DEFAULTS = {
@@ -113,6 +114,8 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     client_optimizer: str | None = None  # None | "AdamW" | "DeepSpeedCPUAdam"
     client_optimizer_args: dict = field(default_factory=dict)
+    # The real HF Trainer / Accelerate run this job (hf_plan.py; None: the replayed fill above, run by DeepSpeed)
+    hf: dict | None = None
 
     @property
     def zero_stage(self) -> int | None:
@@ -147,6 +150,7 @@ class Plan:
             "config": self.config, "target": self.target, "world_size": self.world_size, "steps": self.steps,
             "model": self.model.to_json(), "client_optimizer": self.client_optimizer,
             "client_optimizer_args": self.client_optimizer_args, "changes": [c.to_json() for c in self.changes],
+            "hf": self.hf,
         }
 
 
@@ -233,12 +237,15 @@ def derive_batch(tb: Any, micro: Any, gas: Any, world: int) -> tuple[Any, Any, A
     return b.train_batch_size, b.micro_batch, b.grad_accum, b.error and b.error.removeprefix("AssertionError: ")
 
 
-def _fill_auto(cfg: dict, target: str, precision: str, steps: int, hidden: int, changes: list[Change]) -> None:
+def _fill_auto(cfg: dict, target: str, precision: str, steps: int, hidden: int, changes: list[Change],
+               args: TrainingArgs | None = None) -> None:
     stage = _get(cfg, "/zero_optimization/stage")
     if _is_auto(stage) and consumers.fills_auto(target, "/zero_optimization/stage"):
         stage = ACCELERATE_DEFAULTS["/zero_optimization/stage"]
     zero3 = stage == 3 or (isinstance(stage, float) and stage == 3.0)
     hf = HF_DEFAULTS
+    if args is not None:  # --training-args: its fields over the defaults; warm-up as get_warmup_steps computes it
+        hf = {**HF_DEFAULTS, **args.values, "warmup_steps": args.warmup_steps(steps)}
     micro = hf["per_device_train_batch_size"]
     gas = hf["gradient_accumulation_steps"]
     values: dict[str, tuple[Any, str]] = {
@@ -355,17 +362,8 @@ def neutralise(cfg: dict, scratch: str, changes: list[Change]) -> None:
                               value, after, NEUTRALISED))
 
 
-def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int = 3, precision: str = "bf16",
-               model: ModelSpec | None = None, tmpdir: str | None = None,
-               client_optimizer: str = "auto") -> Plan:
-    """A runnable job for `user_cfg` (the dict DeepSpeed / HF would read), plus the list of changes made."""
-    cfg = copy.deepcopy(user_cfg)
-    model = model or model_spec()
-    changes: list[Change] = []
-    if target in ("hf", "accelerate"):
-        _fill_auto(cfg, target, precision, steps, model.hidden, changes)
-    _cap_batch(cfg, world_size, changes)
-
+def make_safe(cfg: dict, tmpdir: str | None, changes: list[Change]) -> None:
+    """Paths into the run's temp dir, module lists dropped, nvme into a temp dir, monitors off (steps 3-4 above)."""
     scratch = tmpdir or SCRATCH
     neutralise(cfg, scratch, changes)
     z = cfg.get("zero_optimization")
@@ -383,6 +381,31 @@ def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int =
             sec["enabled"] = False
             changes.append(Change(f"/{mon}/enabled", f"{mon} switched off for the verify run", True, False))
 
+
+def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int = 3, precision: str = "bf16",
+               model: ModelSpec | None = None, tmpdir: str | None = None,
+               client_optimizer: str = "auto", training_args: TrainingArgs | None = None) -> Plan:
+    """A runnable job for `user_cfg` (the dict DeepSpeed / HF would read), plus the list of changes made.
+    `training_args` (--training-args): the fill takes its values, as the Trainer would."""
+    cfg = copy.deepcopy(user_cfg)
+    model = model or model_spec()
+    changes: list[Change] = []
+    lr, wd = HF_DEFAULTS["learning_rate"], HF_DEFAULTS["weight_decay"]
+    if training_args is not None:
+        precision = training_args.precision(precision)
+        lr, wd = training_args.get("learning_rate", lr), training_args.get("weight_decay", wd)
+    if target in ("hf", "accelerate"):
+        fill_steps = training_args.training_steps(steps) if training_args is not None else steps
+        _fill_auto(cfg, target, precision, fill_steps, model.hidden, changes, training_args)
+        if training_args is not None and training_args.get("save_on_each_node"):
+            # trainer_config_process (transformers/integrations/deepspeed.py:176-179)
+            before = _get(cfg, "/checkpoint/use_node_local_storage")
+            _set(cfg, "/checkpoint/use_node_local_storage", True)
+            changes.append(Change("/checkpoint/use_node_local_storage", "set to true, as the HF Trainer does for "
+                                  "save_on_each_node", before, True))
+    _cap_batch(cfg, world_size, changes)
+    make_safe(cfg, tmpdir, changes)
+
     plan = Plan(config=cfg, target=target, world_size=world_size, model=model, steps=steps, changes=changes)
     if cfg.get("optimizer") is None and client_optimizer != "none":
         z = cfg.get("zero_optimization")
@@ -390,7 +413,7 @@ def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int =
         device = off.get("device") if isinstance(off, dict) else None
         cpu_adam = device in ("cpu", "nvme") and cfg.get("zero_force_ds_cpu_optimizer", True) is not False
         plan.client_optimizer = "DeepSpeedCPUAdam" if cpu_adam else "AdamW"
-        plan.client_optimizer_args = {"lr": HF_DEFAULTS["learning_rate"], "weight_decay": HF_DEFAULTS["weight_decay"]}
+        plan.client_optimizer_args = {"lr": lr, "weight_decay": wd}
         who = consumers.DISPLAY[target] if target != "deepspeed" else "a training script"
         why = ("offload_optimizer is on, so Accelerate swaps in DeepSpeedCPUAdam" if cpu_adam
                else "the Trainer's default optimizer")

@@ -149,7 +149,7 @@ def needed_ops(plan: Plan, accelerator: str) -> list[str]:
     return ops
 
 
-def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> dict:
+def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None) -> dict:
     env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
     env.update(MULTICAST_OFF)
     env["ZEROLINT_VERIFY_RUN"] = run_id
@@ -217,7 +217,7 @@ def spec_of(plan: Plan, accelerator: str) -> dict:
         "config": plan.config, "model": plan.model.to_json(), "steps": plan.steps,
         "client_optimizer": plan.client_optimizer, "client_optimizer_args": plan.client_optimizer_args,
         "accelerator": accelerator, "fp16": plan.enabled("fp16") and not plan.enabled("bf16"),
-        "zero_stage": plan.zero_stage,
+        "zero_stage": plan.zero_stage, "hf": plan.hf,
     }
 
 
@@ -352,6 +352,8 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str) -> str:
     record["skipped_steps"] = r0.get("skipped_steps")
     record["estimates"] = r0.get("estimates")
     record["timings"] = r0.get("timings", {})
+    if r0.get("hf") is not None:  # the real HF path: the config HF handed DeepSpeed (hf_child.py)
+        record["hf"] = r0["hf"]
     mem: dict = {}
     for r in ranks:
         for k, v in (r.get("memory") or {}).items():

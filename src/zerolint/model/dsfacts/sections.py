@@ -37,3 +37,22 @@ GENERIC_KEYS = frozenset({"enabled", "type", "params", "device", "output_path", 
 # The batch triple (runtime/config.py:590-656) and the key that divides the world size (config.py:466-469).
 BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
 SEQUENCE_PARALLEL = "/sequence_parallel_size"
+
+# Every top-level key DeepSpeed's config reads: the union of the generated schemas' top-level properties (0.16-0.19;
+# runtime/config.py DeepSpeedConfig._initialize_params and the sub-configs it builds). Content detection
+# (model/detect.py) decides from these whether a JSON object is a DeepSpeed config; tests/test_detect.py keeps the
+# table equal to the schemas'.
+TOP_LEVEL_KEYS = frozenset({
+    "activation_checkpointing", "aio", "allgather_size", "amp", "autotuning", "bf16", "bfloat16", "checkpoint",
+    "comet", "comms_logger", "communication_data_type", "compile", "compression_training", "csv_monitor",
+    "curriculum_learning", "data_efficiency", "data_parallel_size", "data_types", "dataloader_drop_last",
+    "datastates_ckpt", "disable_allgather", "disable_python_gc", "dump_state", "eigenvalue", "elasticity",
+    "expert_parallel", "flops_profiler", "fp16", "gradient_accumulation_steps", "gradient_allreduce_op",
+    "gradient_clipping", "gradient_predivide_factor", "graph_harvesting", "hybrid_engine", "log_level",
+    "managed_gradient_accumulation", "memory_breakdown", "nebula", "optimizer", "pipeline", "prescale_gradients",
+    "progressive_layer_drop", "quantize_training", "scheduler", "seq_parallel_communication_data_type",
+    "sequence_parallel_size", "sparse_attention", "sparse_gradients", "steps_per_print", "tensor_parallel",
+    "tensorboard", "timers", "torch_autocast", "train_batch_size", "train_micro_batch_size_per_gpu",
+    "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown", "wandb", "weight_quantization",
+    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "zero_optimization",
+})

@@ -93,3 +93,33 @@ class OptimizerFacet(ViewCore):
         if self.node("/scheduler") is None or self.node("/scheduler").kind != OBJECT:
             return None
         return self.plain_string("/scheduler/type")
+
+    @property
+    def force_ds_cpu_optimizer(self) -> bool | None:
+        """zero_force_ds_cpu_optimizer as the engine tests it: a plain truthiness check of the raw value, default
+        true (runtime/config.py:321-322, constants.py:41-42, engine.py:2344); None when filled at run time."""
+        n = self.node("/zero_force_ds_cpu_optimizer")
+        if n is None:
+            return True
+        return None if self.is_placeholder(n) else bool(n.to_python())
+
+    @property
+    def optimizer_wrapper(self) -> str | None:
+        """Why `deepspeed.initialize` wraps the basic optimizer in one of its own classes, which are not
+        torch.optim.Optimizer subclasses (runtime/base_optimizer.py:17, 250; engine.py:2294-2325, 2358-2366): "ZeRO
+        stage N" (a ZeRO optimizer, or BF16_Optimizer at stage 1 with fp32 accumulation), "fp16" (FP16_Optimizer /
+        FP16_UnfusedOptimizer) or "bf16" (FP16_UnfusedOptimizer or BF16_Optimizer); "" when the optimizer is
+        used as built (ZeRO off, fp32); None when the stage or precision is decided at run time."""
+        stage, precision = self.zero_stage, self.precision
+        if stage:
+            return f"ZeRO stage {stage}"
+        if stage is None or precision is None:
+            return None
+        return precision if precision in ("fp16", "bf16") else ""
+
+    @property
+    def torch_scheduler(self) -> bool:
+        """scheduler.type names a torch.optim.lr_scheduler class that a config can build: DeepSpeed looks the name
+        up in its own lr_schedules first, then in torch (engine.py:1923-1936)."""
+        t = self.scheduler_type
+        return (t is not None and t not in dsfacts.DEEPSPEED_SCHEDULERS and t in dsfacts.TORCH_SCHEDULERS)

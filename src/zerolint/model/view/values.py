@@ -139,6 +139,17 @@ class ValuesFacet(ViewCore):
             return None
         return ValueOutcome("warning", lenient[1], None)
 
+    @property
+    def autotuning_enabled(self) -> bool | None:
+        """autotuning.enabled as the engine tests it: the raw value's truthiness, default false
+        (autotuning/config.py:26-34; engine.py:1491-1492); None when decided at run time (a placeholder)."""
+        section = self.node("/autotuning")
+        if section is None or section.kind != "object":
+            return False
+        n = section.get("enabled")
+        if n is None:
+            return False
+        return None if self.is_placeholder(n) else bool(n.to_python())
 
 def placeholder_of(node: Node | None) -> str | None:
     """The template placeholder a string value is (see dsfacts.placeholder_text), or None."""
@@ -173,3 +184,4 @@ def _value_outcome(view: ViewCore, pointer: str) -> tuple[str, str] | None:
         # lr_schedules.py:746-750, 884-888: an unknown warmup_type logs a warning and falls back to "log"
         return "warning", "DeepSpeed logs \"Using unknown warmup_type\" and uses the log warmup curve instead"
     return None
+

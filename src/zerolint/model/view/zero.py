@@ -80,6 +80,16 @@ class ZeroFacet(ViewCore):
         v = self.effective(f"{ZERO}/overlap_comm", "bool")
         return v if isinstance(v, bool) else None
 
+    @property
+    def zero12_contiguous_gradients(self) -> bool | None:
+        """Whether the ZeRO-1/2 optimizer copies gradients into its reduce buckets: contiguous_gradients (default
+        true, zero/config.py:102), forced on by CPU optimizer offload (stage_1_and_2.py:299-300). Without it no
+        bucket buffer is allocated at all (stage_1_and_2.py:3260-3278). None when unknown."""
+        if self.offload_device("optimizer") == "cpu":
+            return True
+        v = self.effective(f"{ZERO}/contiguous_gradients", "bool")
+        return v if isinstance(v, bool) else None
+
     def zero12_reduce_buffer(self) -> tuple[int, str] | None:
         """(elements, dtype) of ONE ZeRO-1/2 gradient reduce bucket (stage_1_and_2.py:3255-3279): reduce_bucket_size
         elements of the grad-accumulation dtype for stage 1 when it differs from the model dtype

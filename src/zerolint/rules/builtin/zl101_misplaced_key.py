@@ -4,7 +4,13 @@ top level — `offload_optimizer`, `offload_param`, `stage`, `overlap_comm`, `re
 looks at keys it does not expect (runtime/config.py:482-588), so the setting is silently dropped and, for
 offload, nothing is offloaded. Inside a strict section (ZeRO, fp16, bf16, monitors, ...) the same mistake is
 rejected at parse ("Extra inputs are not permitted"). A wrapper object whose keys belong one level up
-(`"monitor": {"tensorboard": ...}`) is reported the same way."""
+(`"monitor": {"tensorboard": ...}`) is reported the same way.
+
+A top-level `max_grad_norm` is the HF TrainingArguments name for gradient clipping. The schema knows
+`max_grad_norm` only as a parameter of some optimizers (Lamb), but moving it into `optimizer.params` of an Adam
+config makes `deepspeed.initialize` fail (FusedAdam/DeepSpeedCPUAdam take no such argument; ZL603); DeepSpeed's
+key is the top-level `gradient_clipping` (runtime/config.py `get_gradient_clipping`), so that is what the help and
+the (unsafe: clipping changes) fix say (config.py:268-269)."""
 
 from ...base import pointer as jp
 from ...model import edits
@@ -35,6 +41,9 @@ def check(view):
         key, here = jp.last(issue.pointer), issue.section
         home = view.home_of(issue.pointer)
         where_here = view.path(here) if here else "the top level"
+        if key == "max_grad_norm" and not here:
+            yield _max_grad_norm(view, issue.pointer)
+            continue
         if home is not None:
             where_home = f"inside {view.path(home)}" if home else "at the top level"
             if issue.unknown == "rejected":
@@ -58,3 +67,18 @@ def check(view):
                                    f"{key} wraps {names}, which belong directly {place}; "
                                    f"DeepSpeed does not look inside {key}, so {names} {verb} ignored",
                                    help=f"move {names} out of \"{key}\" and delete \"{key}\"")
+
+
+def _max_grad_norm(view, pointer):
+    clip = view.node("/gradient_clipping")
+    node = view.node(pointer)
+    if clip is not None:
+        help = f"delete \"max_grad_norm\"; gradient_clipping ({clip.raw}) is DeepSpeed's setting"
+        fix = edits.make_fix("delete max_grad_norm", edits.remove_member(view.doc, pointer), safe=False)
+    else:
+        help = "rename \"max_grad_norm\" to \"gradient_clipping\" (DeepSpeed's name for it)"
+        fix = edits.make_fix("rename max_grad_norm to gradient_clipping",
+                             edits.rename_key(view.doc, pointer, "gradient_clipping"), safe=False)
+    shown = f" ({node.raw})" if node is not None and node.kind == "number" else ""
+    return view.finding(pointer, f"max_grad_norm{shown} is the HF Trainer's name; DeepSpeed ignores it at the top "
+                        "level and clips by gradient_clipping", help=help, fixes=edits.fixes(fix))

@@ -14,7 +14,12 @@ What happens when it is false or missing:
   output directory instead (transformers/trainer.py, `save_model`). The output directory then has `config.json`
   but no `model.safetensors` / `pytorch_model.bin`: `from_pretrained(output_dir)` cannot load it until
   `zero_to_fp32.py` is run. This is the "saved model is empty" report of LlamaFactory#253, BELLE#351,
-  DeepSpeed#2413.
+  DeepSpeed#2413. A PEFT (LoRA) model is the exception: for it, under ZeRO-3, `save_model` calls
+  `engine._zero3_consolidated_16bit_state_dict(exclude_frozen_parameters=True)` itself, which does not look at
+  the flag, and the adapter weights are saved (transformers 5.24.0 trainer.py:4108-4118; DeepSpeed engine.py:5631,
+  where only `save_16bit_model` checks the flag, 5732). zerolint cannot see whether the model is a PEFT model, so
+  the HF message states that condition. Accelerate's own `get_state_dict` raises for PEFT models too
+  (accelerate 1.15.0 accelerator.py:4074-4087).
 
 Raw DeepSpeed is not affected (`engine.save_checkpoint` writes the shards; `save_16bit_model` returns False with
 a warning), so the rule runs only for the HF Trainer and Accelerate targets. An "auto" value is filled by
@@ -64,6 +69,7 @@ def check(view):
     consumer = view.consumer
     outcome = ("accelerator.get_state_dict / save_model raise ValueError (\"Cannot get 16bit model weights\")"
                if view.target == "accelerate" else
+               "unless the model is a PEFT (LoRA) model, whose adapter weights the Trainer gathers and saves itself, "
                "Trainer.save_model writes no model weights file (config.json only) and a DeepSpeed ZeRO checkpoint "
                "instead; from_pretrained on the output fails until zero_to_fp32.py is run")
     yield view.finding(

@@ -29,8 +29,10 @@ def check(view):
         return  # "auto", strings and non-positive values are other rules' findings
     if any(v is not None and v >= 10**300 for v in (tbs, micro, gas)):
         return  # absurd sizes (their products outgrow what Python prints); not a batch equation worth reporting
+    if tbs is None and micro is None:
+        return  # no batch size at all: DeepSpeed asks for one (ZL401), there is no equation to check
     given = [p for p, v in zip(BATCH_KEYS, (tbs, micro, gas)) if v is not None]
-    where = given[0] if given else ""
+    where = given[0]
     try:
         world = view.data_parallel_size()  # --world-size / sequence_parallel_size
     except (TypeError, ZeroDivisionError):
@@ -49,8 +51,7 @@ def check(view):
         return
     # No world size: report only what no world size can satisfy.
     if tbs is not None and micro is not None and gas is not None:
-        per_world, rem = divmod(tbs, micro * gas)
-        if rem or per_world < 1:
+        if tbs % (micro * gas):  # (tbs < micro × gas leaves a remainder too: all are positive)
             yield view.finding(where,
                                f"train_batch_size {tbs} is not a multiple of micro batch {micro} × gradient "
                                f"accumulation {gas} = {micro * gas}: no world size satisfies DeepSpeed's batch "
@@ -60,7 +61,7 @@ def check(view):
                                     "DeepSpeed derive it", fails_at="parse")
     elif tbs is not None and (micro or gas):
         other, name = (micro, "train_micro_batch_size_per_gpu") if micro else (gas, "gradient_accumulation_steps")
-        if tbs % other or tbs < other:
+        if tbs % other:
             yield view.finding(where,
                                f"train_batch_size {tbs} is not a multiple of {name} {other}: DeepSpeed derives the "
                                "missing value by floor division and then fails its batch equation at parse, on any "

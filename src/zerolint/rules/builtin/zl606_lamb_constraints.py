@@ -9,6 +9,16 @@
   optimizer state on the host and calls the optimizer's `step()` there: the first optimizer step fails with
   `RuntimeError: ... p must be a CUDA tensor` (fused_lamb.py:165; seen on an H200 with DeepSpeed 0.19.8, ZeRO-2,
   bf16, `zero_allow_untested_optimizer: true`). Without that flag ZeRO rejects Lamb earlier (ZL602).
+- No bf16 gradients. With bf16 and ZeRO off (stage 0, gradients accumulated in bf16, the default) the engine
+  wraps Lamb in FP16_UnfusedOptimizer with `fused_lamb_legacy` (engine.py:2313-2321, 2360-2362, 2599-2606), whose
+  step hands the bf16 gradients straight to FusedLamb (fp16/unfused_optimizer.py:135-169); the CUDA kernel
+  dispatches only on float, double and half (csrc/lamb/fused_lamb_cuda_kernel.cu:379-380,
+  `AT_DISPATCH_FLOATING_TYPES_AND_HALF`), so the first optimizer step fails on CUDA with `"lamb_cuda_kernel" not
+  implemented for 'BFloat16'` (measured on an H200, issue 14). With ZeRO 1-3 the optimizer steps fp32 partitions
+  and with fp16 the gradients are half: both run. (DeepSpeed has no CPU Lamb: on a CPU-only machine the optimizer
+  does not build at all.) The DDP_BFLOAT16 wrapper came in 0.17.6 (v0.17.5 engine.py:1409-1417 raises "Bfloat16
+  wrapper must use a gradient accumulation type of fp32" at initialize for any optimizer instead), so the check
+  applies from 0.17.6; the kernel's dispatch is the same in 0.16.0.
 
 Fix for the static scale (unsafe: the scale becomes dynamic): set `fp16.loss_scale` to 0."""
 
@@ -19,8 +29,10 @@ RULE = Rule(
     code="ZL606",
     name="lamb-constraints",
     severity="error",
-    summary="Lamb with a static fp16 loss scale (fails at initialize) or with optimizer offload (fails at step 1)",
-    evidence="deepspeed/runtime/engine.py:1781-1782, 2021-2023, 2501-2504; deepspeed/ops/lamb/fused_lamb.py",
+    summary="Lamb with a static fp16 loss scale (fails at initialize), with optimizer offload or with bf16 at ZeRO "
+            "stage 0 (fail at step 1)",
+    evidence="deepspeed/runtime/engine.py:1781-1782, 2021-2023, 2313-2321, 2501-2504, 2599-2606; "
+             "deepspeed/ops/lamb/fused_lamb.py; deepspeed/ops/csrc/lamb/fused_lamb_cuda_kernel.cu:379-380",
     fixable="unsafe",
 )
 
@@ -54,5 +66,18 @@ def check(view):
             at="value",
             related=[("/zero_optimization/offload_optimizer", "optimizer offload")],
             help="use Adam/AdamW (DeepSpeedCPUAdam) with optimizer offload, or turn the offload off for Lamb",
+            fails_at="step"
+        )
+    if (view.since(">=0.17.6") and view.zero_stage == 0 and view.model_dtype == "bf16"
+            and view.grad_accum_dtype == "bf16"):
+        yield view.finding(
+            "/optimizer/type",
+            f"optimizer \"{t}\" builds FusedLamb, and with bf16 and ZeRO off (stage 0) the engine passes it bf16 "
+            "gradients: on CUDA the first optimizer step fails with \"lamb_cuda_kernel\" not implemented for "
+            "'BFloat16' (the kernel takes fp32 and fp16 only)",
+            at="value",
+            related=[("/bf16/enabled" if view.has("/bf16/enabled") else "/bf16", "bf16")],
+            help="use ZeRO stage 1 or 2 (the optimizer then steps fp32 partitions; set zero_allow_untested_optimizer: "
+                 "true for Lamb), train in fp16, or use AdamW",
             fails_at="step"
         )

@@ -13,6 +13,9 @@ one-line log message:
   Megatron"), so the constant batch size becomes the monitored metric, never improves, and the LR is cut by
   `factor` every `patience + 1` steps, unless the training code passes `lr_kwargs={"metrics": ...}` to
   `engine.step()`. (Seen on an H200 with DeepSpeed 0.19.8: patience 0, factor 0.5 halved the LR at every step.)
+  This holds only when the optimizer is used unwrapped (ZeRO off, fp32): with ZeRO, fp16 or bf16 building the
+  scheduler fails at initialize instead (ZL611); when the stage or precision is decided at run time, nothing is
+  said.
 
 Fix for the missing warmup_max_lr (unsafe: it changes the schedule): set it to the optimizer's lr."""
 
@@ -67,11 +70,12 @@ def check(view):
                 f"{floor} for the rest of the run; DeepSpeed only logs a warning",
                 at="value", help="make total_num_steps the whole run's optimizer steps, above warmup_num_steps",
                 fails_at=None)
-    if t == "ReduceLROnPlateau":
+    if t == "ReduceLROnPlateau" and view.optimizer_wrapper == "":
         yield view.finding(
             "/scheduler/type",
-            "scheduler \"ReduceLROnPlateau\": DeepSpeed steps it without a metric, catches the TypeError and calls "
-            "step(train_batch_size), so the constant batch size is the monitored metric and the LR is cut every "
-            "patience + 1 steps, unless your code passes lr_kwargs={\"metrics\": loss} to engine.step()",
+            "scheduler \"ReduceLROnPlateau\" with an unwrapped fp32 optimizer (ZeRO off): DeepSpeed steps it without "
+            "a metric, catches the TypeError and calls step(train_batch_size), so the constant batch size is the "
+            "monitored metric and the LR is cut every patience + 1 steps, unless your code passes "
+            "lr_kwargs={\"metrics\": loss} to engine.step()",
             at="value",
             help="pass the metric through engine.step(lr_kwargs=...), or use another scheduler", fails_at=None)

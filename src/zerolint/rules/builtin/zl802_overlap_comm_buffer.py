@@ -14,7 +14,9 @@ allocates nothing when torch has `all_gather_into_tensor`, runtime/utils.py:1019
 Severity: warning when the extra buffer is 1 GB or more, info from 100 MB, nothing below. A `reduce_bucket_size`
 of "auto" that the HF Trainer / Accelerate fill (hidden_size², tens of MB) is not reported. Stage 1 with bf16
 and fp32 accumulation (without CPU offload) runs the BF16_Optimizer, which has no such buffers. Stage 3 has
-overlap on by default and budgets its buffers differently (see ZL803).
+overlap on by default and budgets its buffers differently (see ZL803). With `contiguous_gradients: false` and no
+CPU optimizer offload (which forces it on, stage_1_and_2.py:299-300) neither bucket is allocated (both sit under
+`if self.contiguous_gradients`, stage_1_and_2.py:3260-3278; the same in 0.16.0, 2039-2051): nothing to report.
 
 Fix (unsafe: trades speed for memory): set overlap_comm to false."""
 
@@ -41,7 +43,7 @@ def check(view):
     if view.overlap_comm is not True or not view.has(PTR):
         return
     buf = view.zero12_reduce_buffer()
-    if buf is None:
+    if buf is None or view.zero12_contiguous_gradients is not True:
         return
     size, dtype = buf
     extra = size * DTYPE_BYTES[dtype]
