@@ -18,14 +18,14 @@ from zerolint.lsp.positions import LineIndex
 
 BROKEN = (
     '{\n'
-    '  "train_micro_batch_size_per_gpu": 4,\n'
+    '  "train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n'
     '  "_note": "héllo 🚀", "offload_optimizer": {"device": "cpu", "pin_memory": true},\n'
     '  "zero_optimization": {"stage": 2}\n'
     '}\n'
 )
 FIXED = (
     '{\n'
-    '  "train_micro_batch_size_per_gpu": 4,\n'
+    '  "train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n'
     '  "_note": "héllo 🚀",\n'
     '  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true}}\n'
     '}\n'
