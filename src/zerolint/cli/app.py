@@ -14,6 +14,7 @@ from ..report.output import EXIT_INTERRUPTED, EXIT_USAGE
 from .check_cmd import check
 from .options import TARGETS, _split_codes
 from .process import as_cli_process
+from .server_cmd import server
 
 
 class _Main(click.Group):
@@ -47,6 +48,7 @@ def main() -> None:
 
 
 main.add_command(check)
+main.add_command(server)
 
 
 @main.command("rules")

@@ -43,6 +43,11 @@ class Pick(Record):
         self.document = document
 
 
+def configures_deepspeed(yaml_data: bytes) -> bool:
+    """Whether an Accelerate config YAML configures DeepSpeed (the keys `accelerate config` writes for it)."""
+    return _ACCELERATE_DEEPSPEED.search(yaml_data) is not None
+
+
 def is_yaml(name: str) -> bool:
     return name.lower().endswith((".yaml", ".yml"))
 
@@ -106,7 +111,9 @@ def _near_misses(keys: list[str]) -> list[str]:
     from ..base.suggest import closest  # (difflib: only for configs with unknown keys)
 
     names = tuple(sorted(TOP_LEVEL_KEYS))
-    return [k for k in keys if closest(k, names, max_distance=2) is not None]
+    # Two edits only for long keys: a short key two edits from a DeepSpeed one ("name" and "amp", "seed" and
+    # "steps") is a coincidence, not a misspelling, and would let package.json's `"optimizer"` pick it.
+    return [k for k in keys if len(k) >= 6 and closest(k, names, max_distance=2 if len(k) >= 10 else 1) is not None]
 
 
 def _kind(value) -> str:

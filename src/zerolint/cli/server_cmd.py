@@ -1,0 +1,39 @@
+"""`zerolint server`: the language server (zerolint/lsp/), imported only when the command runs (it needs pygls,
+the `lsp` extra)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..report.output import EXIT_USAGE
+from .options import TARGETS
+
+
+@click.command("server")
+@click.option("--stdio", is_flag=True, help="Talk LSP over stdin/stdout (the default and only transport).")
+@click.option("--target", type=click.Choice(TARGETS), default=None,
+              help="Who reads the configs [default: each file's [tool.zerolint] target, else auto].")
+@click.option("--deepspeed-version", metavar="X.Y.Z", default=None,
+              help="DeepSpeed version to check against [default: each file's settings, else the installed one].")
+@click.option("--isolated", is_flag=True, help="Ignore every zerolint settings file in the tree (as for check).")
+@click.option("--debounce-ms", type=click.IntRange(min=0, max=10000), default=100, show_default=True,
+              help="Milliseconds of quiet typing before a changed document is linted.")
+def server(stdio, target, deepspeed_version, isolated, debounce_ms) -> None:
+    """Run the language server for editors (LSP over stdio): diagnostics as you type, quick fixes, hover and
+    completion from the DeepSpeed schema. Setup per editor: docs/editors.md."""
+    if deepspeed_version is not None:
+        from ..model.versions import Version
+
+        try:
+            Version(deepspeed_version)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--deepspeed-version") from None
+    try:
+        from ..lsp.server import serve
+    except ImportError as e:
+        click.echo(f"zerolint: error: the language server needs pygls ({e}); install it with "
+                   "pip install 'zerolint[lsp]'", err=True)
+        sys.exit(EXIT_USAGE)
+    serve(target=target, deepspeed_version=deepspeed_version, isolated=isolated, debounce=debounce_ms / 1000)

@@ -1,0 +1,256 @@
+"""`zerolint server` end to end: a real LSP client (pytest-lsp) talks to the server process over stdio. Open a broken
+config, get its diagnostics at exact ranges (UTF-16 columns after non-ASCII text), apply a code action, get a clean
+file; hover and completion answers; settings from the document's own directory; non-DeepSpeed JSON left alone."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from zerolint.lsp.cursor import context_at
+from zerolint.lsp.positions import LineIndex
+
+BROKEN = (
+    '{\n'
+    '  "train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n'
+    '  "_note": "héllo 🚀", "offload_optimizer": {"device": "cpu", "pin_memory": true},\n'
+    '  "zero_optimization": {"stage": 2}\n'
+    '}\n'
+)
+FIXED = (
+    '{\n'
+    '  "train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n'
+    '  "_note": "héllo 🚀",\n'
+    '  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true}}\n'
+    '}\n'
+)
+URL = "https://github.com/zerolint/zerolint/blob/main/docs/rules/"
+SERVER = [sys.executable, "-m", "zerolint", "server", "--debounce-ms", "20"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def project(tmp_path: Path, version: str = "0.19.8", name: str = "proj") -> Path:
+    """A directory whose [tool.zerolint] pins the DeepSpeed version and turns ZL705 (an info on most configs) off."""
+    root = tmp_path / name
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        f'[tool.zerolint]\ndeepspeed-version = "{version}"\nignore = ["ZL705"]\n', encoding="utf-8")
+    return root
+
+
+def pos(line: int, character: int) -> types.Position:
+    return types.Position(line=line, character=character)
+
+
+def rng(l1: int, c1: int, l2: int, c2: int) -> types.Range:
+    return types.Range(start=pos(l1, c1), end=pos(l2, c2))
+
+
+async def open_doc(client: LanguageClient, path: Path, text: str, language: str = "json") -> list[types.Diagnostic]:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[uri])
+
+
+async def change(client: LanguageClient, path: Path, version: int, text: str) -> list[types.Diagnostic]:
+    uri = path.as_uri()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[uri])
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply LSP TextEdits the way a client does, counting characters in UTF-16 code units (written here
+    independently of the server's own conversion)."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def offset(p: types.Position) -> int:
+        start = starts[p.line]
+        line = text[start:].split("\n", 1)[0]
+        units = line.encode("utf-16-le")[: 2 * p.character]
+        return start + len(units.decode("utf-16-le"))
+
+    for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+@pytest.mark.asyncio
+async def test_broken_config_diagnostics_code_action_then_clean(client: LanguageClient, tmp_path):
+    path = project(tmp_path) / "ds_config.json"
+    diagnostics = await open_doc(client, path, BROKEN)
+    # The emoji before the finding is two UTF-16 code units: the key starts at character 23 (22 code points).
+    assert diagnostics == [types.Diagnostic(
+        range=rng(2, 23, 2, 42),
+        message="offload_optimizer belongs inside zero_optimization; DeepSpeed ignores it at the top level: nothing "
+                "is offloaded\nhelp: move \"offload_optimizer\" inside zero_optimization",
+        severity=types.DiagnosticSeverity.Error, code="ZL101",
+        code_description=types.CodeDescription(href=URL + "ZL101.md"), source="zerolint",
+        data={"pointer": "/offload_optimizer", "name": "misplaced-key"})]
+
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=path.as_uri()), range=diagnostics[0].range,
+        context=types.CodeActionContext(diagnostics=diagnostics, only=[types.CodeActionKind.QuickFix])))
+    assert [(a.title, a.kind, a.is_preferred) for a in actions] == [
+        ("move offload_optimizer inside zero_optimization (ZL101)", types.CodeActionKind.QuickFix, True)]
+    assert list(actions[0].diagnostics) == diagnostics
+    edits = actions[0].edit.changes[path.as_uri()]
+    assert [(e.range, e.new_text) for e in edits] == [
+        (rng(2, 22, 2, 82), ""), (rng(3, 34, 3, 34), ', "offload_optimizer": {"device": "cpu", "pin_memory": true}')]
+    fixed = apply_edits(BROKEN, edits)
+    assert fixed == FIXED
+    assert await change(client, path, 2, fixed) == []
+
+
+@pytest.mark.asyncio
+async def test_actions_safe_first_unsafe_marked_alternatives_listed(client: LanguageClient, tmp_path):
+    path = tmp_path / "ds_alt.json"  # no settings file: ZL705 (an unsafe fix) is on
+    text = ('{"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true}, '
+            '"zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9}}\n')
+    diagnostics = await open_doc(client, path, text)
+    assert [(d.code, d.range) for d in diagnostics] == [
+        ("ZL705", rng(0, 0, 0, 1)), ("ZL301", rng(0, 60, 0, 75)), ("ZL203", rng(0, 112, 0, 140))]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=path.as_uri()), range=rng(0, 0, 1, 0),
+        context=types.CodeActionContext(diagnostics=diagnostics)))
+    assert [(a.title, a.kind, a.is_preferred) for a in actions] == [
+        ("delete stage3_max_live_parameters (ignored below stage 3) (ZL203)", "quickfix", True),
+        ('add "gradient_clipping": 1.0 (the current default) (ZL705, unsafe: changes behaviour)', "quickfix", False),
+        ("keep bf16: set fp16.enabled to false (ZL301, one of 2 alternatives, unsafe: changes behaviour)",
+         "quickfix", False),
+        ("keep fp16: set bf16.enabled to false (ZL301, one of 2 alternatives, unsafe: changes behaviour)",
+         "quickfix", False),
+        ("Fix all safe zerolint findings", "source.fixAll.zerolint", None),
+    ]
+    fixed = apply_edits(text, actions[-1].edit.changes[path.as_uri()])
+    assert fixed == ('{"train_batch_size": 8, "fp16": {"enabled": true}, "bf16": {"enabled": true}, '
+                     '"zero_optimization": {"stage": 2}}\n')
+    keep_bf16 = apply_edits(text, actions[2].edit.changes[path.as_uri()])
+    assert [d.code for d in await change(client, path, 2, keep_bf16)] == ["ZL705", "ZL203"]
+
+
+@pytest.mark.asyncio
+async def test_hover_key_and_finding(client: LanguageClient, tmp_path):
+    path = project(tmp_path) / "ds_config.json"
+    await open_doc(client, path, BROKEN)
+    uri = types.TextDocumentIdentifier(uri=path.as_uri())
+    hover = await client.text_document_hover_async(types.HoverParams(text_document=uri, position=pos(3, 26)))
+    assert hover.contents == types.MarkupContent(kind=types.MarkupKind.Markdown, value=(
+        "**stage** in `zero_optimization`\n\nChooses different stages of ZeRO Optimizer. Stage 0, 1, 2, and 3 refer "
+        "to disabled, optimizer state partitioning, and optimizer+gradient state partitioning, and "
+        "optimizer+gradient+parameter partitioning, respectively.\n\n"
+        '- type: integer (one of 0, 1, 2, 3) or "auto"\n- default: `0`\n'
+        "- DeepSpeed versions: 0.16 to 0.19 (zerolint's schemas cover 0.16 to 0.19)\n"
+        '- "auto" is filled by Accelerate\n\n(schema of DeepSpeed 0.19.8)'))
+    # On the misplaced key (after the emoji, in UTF-16 units): no schema entry at the top level, the rule instead.
+    hover = await client.text_document_hover_async(types.HoverParams(text_document=uri, position=pos(2, 30)))
+    value = hover.contents.value
+    assert value.startswith("**ZL101** `misplaced-key`: A known key in the wrong section (e.g. offload_optimizer at "
+                            "the top level), so it has no effect\n\nA key that DeepSpeed knows, in a section where")
+    assert value.endswith("\n\nRule page: " + URL + "ZL101.md")
+    # Before the emoji's second half there is nothing to say.
+    assert await client.text_document_hover_async(types.HoverParams(text_document=uri, position=pos(2, 21))) is None
+
+
+async def complete(client: LanguageClient, path: Path, position: types.Position) -> list[types.CompletionItem]:
+    result = await client.text_document_completion_async(types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=path.as_uri()), position=position))
+    return list(result.items)
+
+
+@pytest.mark.asyncio
+async def test_completion_keys_by_section_and_values(client: LanguageClient, tmp_path):
+    path = project(tmp_path) / "ds_config.json"
+    text = '{\n  "zero_optimization": {"stage": 2, "offload_optimizer": {"pin_memory": true, "de'
+    await open_doc(client, path, text)
+    items = await complete(client, path, pos(1, 81))
+    assert [i.label for i in items] == ["device", "nvme_path", "buffer_count", "pipeline_read", "pipeline_write",
+                                        "fast_init", "ratio", "super_offload", "cpuadam_cores_perc"]
+    assert items[0].text_edit == types.TextEdit(range=rng(1, 78, 1, 81), new_text='"device"')
+    assert items[0].detail == 'string (one of "none", "cpu", "nvme") or "auto", default "none"'
+
+    text2 = '{\n  "zero_optimization": {"offload_optimizer": {"device": "n'
+    await change(client, path, 2, text2)
+    items = await complete(client, path, pos(1, 58))
+    assert [(i.label, i.detail) for i in items] == [
+        ('"none"', "default"), ('"cpu"', None), ('"nvme"', None), ('"auto"', None)]
+    assert items[2].text_edit == types.TextEdit(range=rng(1, 56, 1, 58), new_text='"nvme"')
+
+
+@pytest.mark.asyncio
+async def test_completion_follows_the_documents_deepspeed_version(client: LanguageClient, tmp_path):
+    new = project(tmp_path, "0.19.8", "new") / "ds_config.json"
+    old = project(tmp_path, "0.18.9", "old") / "ds_config.json"
+    text = '{\n  "train_batch_size": 8,\n  \n}\n'
+    await open_doc(client, new, text)
+    await open_doc(client, old, text)
+    labels_new = {i.label for i in await complete(client, new, pos(2, 2))}
+    labels_old = {i.label for i in await complete(client, old, pos(2, 2))}
+    assert "train_batch_size" not in labels_new | labels_old  # already present
+    assert sorted(labels_old - labels_new) == [
+        "amp", "compression_training", "curriculum_learning", "elasticity", "graph_harvesting", "nebula",
+        "progressive_layer_drop", "sparse_attention", "sparse_gradients"]
+    assert sorted(labels_new - labels_old) == [
+        "disable_python_gc", "expert_parallel", "gradient_allreduce_op", "log_level", "managed_gradient_accumulation"]
+
+
+@pytest.mark.asyncio
+async def test_other_json_gets_no_diagnostics(client: LanguageClient, tmp_path):
+    package = '{"name": "web", "version": "1.0.0", "scripts": {"build": "tsc"}, "optimizer": 1}\n'
+    hf_model = '{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "torch_dtype": "bfloat16"}\n'
+    assert await open_doc(client, tmp_path / "package.json", package) == []
+    assert await open_doc(client, tmp_path / "config.json", hf_model) == []
+    # The same kind of file becomes a DeepSpeed config as soon as it has DeepSpeed's keys.
+    diagnostics = await change(client, tmp_path / "config.json", 2, '{"train_batch_size": 8, "zero_optimisation": {}}')
+    assert [(d.code, d.range) for d in diagnostics] == [("ZL705", rng(0, 0, 0, 1)), ("ZL103", rng(0, 24, 0, 43))]
+
+
+@pytest.mark.asyncio
+async def test_broken_settings_file_is_reported_on_the_document(client: LanguageClient, tmp_path):
+    root = tmp_path / "bad"
+    root.mkdir()
+    (root / ".zerolint.toml").write_text('target = "nope"\n', encoding="utf-8")
+    diagnostics = await open_doc(client, root / "ds_config.json", '{"train_batch_size": 8}\n')
+    assert len(diagnostics) == 1
+    assert (diagnostics[0].range, diagnostics[0].severity, diagnostics[0].code) == (
+        rng(0, 0, 0, 0), types.DiagnosticSeverity.Error, "settings")
+    assert diagnostics[0].message.startswith(f"zerolint: {root / '.zerolint.toml'}")
+
+
+# -- the pure parts -----------------------------------------------------------------------------------------------
+
+def test_positions_count_utf16_units_and_every_line_break():
+    text = 'a🚀b\r\né\rx\ny'
+    index = LineIndex(text)
+    assert [index.position(i) for i in range(len(text) + 1)] == [
+        (0, 0), (0, 1), (0, 3), (0, 4), (0, 5), (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)]
+    assert [index.offset(0, c) for c in range(6)] == [0, 1, 2, 2, 3, 3]  # 2 is inside the emoji: before it
+    assert (index.offset(1, 9), index.offset(9, 0), index.offset(-1, 0)) == (6, 10, 0)
+
+
+def test_context_in_half_typed_text():
+    text = '{"zero_optimization": {"stage": 3,\n  // note\n  "offload_param": {"device": "c'
+    ctx = context_at(text, len(text))
+    assert (ctx.kind, ctx.section, ctx.key, ctx.prefix, ctx.quoted, ctx.start) == (
+        "value", "/zero_optimization/offload_param", "device", "c", True, len(text) - 2)
+    text = "{\n  zero_optimization: {\n    stage: 3\n    off"
+    ctx = context_at(text, len(text))
+    assert (ctx.kind, ctx.section, ctx.prefix, ctx.present) == ("key", "/zero_optimization", "off", ("stage",))
+    assert context_at('{"a": [1, {"b', 13).section == "/a/1"
+    assert context_at('{"a": "x"} ', 11).kind == "none"
