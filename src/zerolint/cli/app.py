@@ -194,21 +194,22 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
               help="Use this zerolint config (.zerolint.toml or pyproject.toml) instead of the nearest one above "
                    "CONFIG (as for check).")
 @click.option("--isolated", is_flag=True, help="Ignore every zerolint config file in the tree (as for check).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=64), default=1, show_default=True,
+              help="With several CONFIGs: run this many single-rank configs side by side (warm runner).")
 @click.option("--keep", default=None, metavar="DIR", help="Keep the run's spec, log and results under DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
                prepare, target, precision, client_optimizer, launcher, no_cache, formats, outputs, fail_on, select,
-               ignore, config_file, isolated, keep, quiet, no_color) -> None:
+               ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
+    Several CONFIGs (files, directories, quoted globs) run through one warm runner, with a table of verdicts.
     With --prepare, only build the DeepSpeed ops that the CONFIGs need."""
     from ..verify.runner import exit_code
-    from .verify import UsageError, VerifyOptions, run
+    from .verify import UsageError, VerifyOptions, expand_configs, run, run_several
     from .verify import prepare as prepare_ops
 
-    if len(configs) > 1 and not prepare:
-        raise click.UsageError("verify takes one CONFIG (several only with --prepare)")
     select_codes, ignore_codes = tuple(_split_codes(select)), tuple(_split_codes(ignore))  # () : the project's
     opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,
                          timeout=timeout, build_timeout=build_timeout, target=target, formats=formats,
@@ -217,7 +218,14 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
                          fail_on=fail_on, select=select_codes, ignore=ignore_codes, isolated=isolated,
                          config_file=config_file, quiet=quiet, color=not no_color, keep=keep)
     try:
-        code = prepare_ops(list(configs), opts) if prepare else run(configs[0], opts)
+        if prepare:
+            code = prepare_ops(list(configs), opts)
+        elif len(configs) == 1 and not (os.path.isdir(configs[0]) or (any(ch in configs[0] for ch in "*?[")
+                                                                       and not os.path.exists(configs[0]))):
+            # one file: the single-config report, as before
+            code = run(configs[0], opts)
+        else:
+            code = run_several(expand_configs(list(configs)), opts, jobs=jobs)
     except UsageError as e:
         click.echo(f"zerolint: error: {e}", err=True)
         sys.exit(EXIT_USAGE)

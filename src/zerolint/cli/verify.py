@@ -22,7 +22,7 @@ from ..pipeline import FileSetup, Options, Pipeline, Result, Run, lint_bytes
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # the exit codes every command shares
 from ..verify import cache
 from ..verify.ops import build_ops
-from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text
+from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text, verdict
 from ..verify.resolve import build_plan, model_spec, parse_params
 from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
@@ -184,9 +184,20 @@ def static_phase(pipeline: Pipeline, config: str) -> tuple[FileSetup, Result]:
     return setup, result
 
 
-def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerator: str, device_kind: str,
-                progress: Progress, setup: FileSetup, static=None, doc: Document | None = None) -> RunReport:
-    """Run `text` (CONFIG's, or its fixed text) with `setup`'s settings and selection (pipeline.setup)."""
+@dataclass
+class Prepared:
+    """A config ready to run: its report (no record yet), plan and cache key; `nvme_dir` is removed after the run."""
+    rep: RunReport
+    plan: object
+    key: str
+    nvme_dir: str
+    base: dict
+    selection: object
+
+
+def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_kind: str, setup: FileSetup,
+                 accelerator: str, static=None, doc: Document | None = None) -> RunReport | Prepared:
+    """The finished report when nothing has to run (a reader error, a cached result), else what to run."""
     settings, selection = setup.settings, setup.selection
     if doc is None or static is None:
         res = lint_bytes(text.encode("utf-8"), path, settings, selection, setup.limits, setup.rules)
@@ -213,30 +224,51 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
             "launcher": opts.launcher if opts.gpus > 1 else "single",
         })
         record = None if opts.no_cache else cache.load(key)
-        if record is not None:
-            rep.cached = True
-        else:
-            ext_dir = cache.extensions_dir(device_kind)
-            progress.start(f"{path} ({label})")
-            try:
-                build = build_ops(needed_ops(plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
-                                  progress.note, cleanup=(nvme_dir,))
-                if build["status"] == "build-timeout":  # the build, not the config, was slow: nothing was run
-                    record = {**base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
-                else:
-                    record = run_plan(plan, RunOptions(
-                        accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
-                        extensions_dir=ext_dir, progress=progress, cleanup=(nvme_dir,),
-                        keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
-                record["build"] = build
-            finally:
-                progress.stop()
-            if record.get("status") in ("pass", "fail", "skip"):
-                cache.store(key, record)
-        rep.record = record
-    finally:
+    except BaseException:
         shutil.rmtree(nvme_dir, ignore_errors=True)
-    return analyse(rep, selection)
+        raise
+    if record is not None:
+        shutil.rmtree(nvme_dir, ignore_errors=True)
+        rep.cached, rep.record = True, record
+        return analyse(rep, selection)
+    return Prepared(rep, plan, key, nvme_dir, base, selection)
+
+
+def finish(p: Prepared, record: dict) -> RunReport:
+    """The report of a run: the record cached (a pass, fail or skip), the temp dir gone, the findings made."""
+    shutil.rmtree(p.nvme_dir, ignore_errors=True)
+    if record.get("status") in ("pass", "fail", "skip"):
+        cache.store(p.key, record)
+    p.rep.record = record
+    return analyse(p.rep, p.selection)
+
+
+def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerator: str, device_kind: str,
+                progress: Progress, setup: FileSetup, static=None, doc: Document | None = None) -> RunReport:
+    """Run `text` (CONFIG's, or its fixed text) with `setup`'s settings and selection (pipeline.setup)."""
+    p = prepare_text(text, path, label, opts, device_kind, setup, accelerator, static, doc)
+    if isinstance(p, RunReport):
+        return p
+    try:
+        ext_dir = cache.extensions_dir(device_kind)
+        progress.start(f"{path} ({label})")
+        try:
+            build = build_ops(needed_ops(p.plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
+                              progress.note, cleanup=(p.nvme_dir,))
+            if build["status"] == "build-timeout":  # the build, not the config, was slow: nothing was run
+                record = {**p.base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
+            else:
+                record = run_plan(p.plan, RunOptions(
+                    accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
+                    extensions_dir=ext_dir, progress=progress, cleanup=(p.nvme_dir,),
+                    keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
+            record["build"] = build
+        finally:
+            progress.stop()
+    except BaseException:
+        shutil.rmtree(p.nvme_dir, ignore_errors=True)
+        raise
+    return finish(p, record)
 
 
 def _fixed(text: str, path: str, opts: VerifyOptions, setup: FileSetup | None = None,
@@ -333,7 +365,7 @@ def run(config: str, opts: VerifyOptions) -> int:
                 reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress, setup))
                 compare["fixed_verdict"] = reports[1].status
     diagnostics, summary, documents = _through_suppressions(pipeline, reports[0])
-    summary["verify"] = reports[0].status
+    summary["verify"] = verdict(reports[0])
     _emit(reports, compare, documents, summary, opts)
     return EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK
 
@@ -374,6 +406,163 @@ def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
             text = render_text(reports, compare, documents, summary, quiet=opts.quiet)
         if i in files:
             from ..base.fsio import OutputError, write_output  # whole or nothing, never through a link
+
+            try:
+                write_output(files[i], text)
+            except OutputError as e:
+                raise UsageError(str(e)) from None
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+
+# -- several configs: the warm runner ---------------------------------------------------------------------------------
+
+def expand_configs(args: list[str]) -> list[str]:
+    """CONFIG arguments as check expands them (base/files.py: directories, quoted globs); a glob that matches
+    nothing is a usage error."""
+    from ..base.files import expand
+
+    paths, problems = expand(list(args))
+    if problems:
+        raise UsageError("; ".join(problems))
+    if not paths:
+        raise UsageError("no config files to verify")
+    return paths
+
+
+def run_several(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> int:
+    """`zerolint verify A.json B.json configs/ ...`: every config's static phase, one op build phase for all of
+    them, then the runs: single-rank ones through one warm server (zerolint/verify/warm.py), `jobs` at a time;
+    several ranks one after another through the launcher. A progress line per config, the reports, a verdict
+    table. 1 when any config fails (a finding at or above --fail-on), else 0."""
+    _need_torch_and_deepspeed()
+    if opts.compare_fix or opts.keep:
+        raise UsageError(f"{'--compare-fix' if opts.compare_fix else '--keep'} takes one CONFIG")
+    if opts.params is not None:
+        try:
+            parse_params(opts.params)
+        except ValueError as e:
+            raise UsageError(f"--params: {e}") from None
+    accelerator, device_kind = _device(opts)
+    pipeline = pipeline_for(configs, opts)
+    statics = [static_phase(pipeline, c) for c in configs]
+    say = (lambda text: None) if opts.quiet else (lambda text: print(f"zerolint verify: {text}", file=sys.stderr,
+                                                                        flush=True))
+    n = len(configs)
+    with signals_as_interrupt():
+        prepared: list = []
+        try:
+            for config, (setup, res) in zip(configs, statics):
+                prepared.append(prepare_text(res.document.text, config, "original", opts, device_kind, setup,
+                                             accelerator, static=res.diagnostics, doc=res.document))
+            reports = _run_prepared(prepared, opts, accelerator, device_kind, jobs, say)
+        finally:
+            for p in prepared:
+                if isinstance(p, Prepared):
+                    shutil.rmtree(p.nvme_dir, ignore_errors=True)
+    for i, rep in enumerate(reports):
+        if rep.cached:
+            say(f"[{i + 1}/{n}] {rep.path}: {verdict(rep).upper()} (cached)")
+    return _emit_several(pipeline, reports, opts)
+
+
+def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_kind: str, jobs: int,
+                  say) -> list[RunReport]:
+    from ..verify.warm import WarmError, WarmServer, run_plans
+
+    n = len(prepared)
+    todo = [i for i, p in enumerate(prepared) if isinstance(p, Prepared)]
+    records: dict[int, dict] = {}
+    ext_dir = cache.extensions_dir(device_kind)
+    if todo:
+        ops = list(dict.fromkeys(op for i in todo for op in needed_ops(prepared[i].plan, accelerator)))
+        progress = Progress(enabled=not opts.quiet, rich=False)
+        progress.label = f"{len(todo)} config{'s' if len(todo) != 1 else ''}"
+        build = build_ops(ops, ext_dir, accelerator, opts.build_timeout, progress, progress.note,
+                          cleanup=tuple(prepared[i].nvme_dir for i in todo))
+        if build["status"] == "build-timeout":  # the build, not the configs, was slow: nothing was run
+            for i in todo:
+                records[i] = {**prepared[i].base, "status": "build-timeout", "phase": build["phase"],
+                              "wall_s": build["wall_s"], "build": build}
+            todo = []
+        run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher,
+                              timeout=opts.timeout, extensions_dir=ext_dir,
+                              cleanup=tuple(prepared[i].nvme_dir for i in todo))
+
+        def phase(i: int, text: str) -> None:
+            text = {"import": "starting", "model": "building the model", "initialize": "deepspeed.initialize",
+                    "inspect": "inspecting the engine"}.get(text, text)
+            if text not in ("done", "failed"):
+                say(f"[{todo[i] + 1}/{n}] {prepared[todo[i]].rep.path}: {text}")
+
+        def ended(i: int, rec: dict) -> None:
+            say(f"[{todo[i] + 1}/{n}] {prepared[todo[i]].rep.path}: {rec.get('status', 'crash')} "
+                f"in {rec.get('wall_s', 0):.1f} s")
+
+        if todo and opts.gpus == 1:
+            server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup)
+            try:
+                say(f"starting the warm runner (importing torch and deepspeed once for {len(todo)} configs)")
+                info = server.start()
+                say(f"warm runner ready in {info.get('import_s', 0):.1f} s")
+                got = run_plans(server, [prepared[i].plan for i in todo], run_opts, jobs=jobs, progress=phase,
+                                ended=ended)
+                records.update({i: rec for i, rec in zip(todo, got)})
+            except WarmError as e:  # fall back to a process per config, as a single verify runs
+                say(f"{e}; running each config in a process of its own")
+            finally:
+                server.close()
+        for k, i in enumerate(todo):  # several ranks (the launcher path), or the warm runner did not start
+            if i in records:
+                continue
+            say(f"[{i + 1}/{n}] {prepared[i].rep.path}: starting")
+            one = RunOptions(**{**run_opts.__dict__, "progress": lambda t, k=k: phase(k, t)})
+            rec = run_plan(prepared[i].plan, one)
+            ended(k, rec)
+            records[i] = rec
+        for i in todo:
+            records[i]["build"] = build
+    return [finish(p, records[i]) if isinstance(p, Prepared) else p for i, p in enumerate(prepared)]
+
+
+def _emit_several(pipeline: Pipeline, reports: list[RunReport], opts: VerifyOptions) -> int:
+    from ..project.settings import ConfigError
+
+    run = Run(results=[Result(r.path, r.doc, r.static + r.verify) for r in reports], paths=[r.path for r in reports])
+    try:
+        diagnostics, summary = pipeline.findings(run)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    kept = {id(d) for d in diagnostics}
+    for rep in reports:
+        own = {id(d) for d in rep.verify}
+        rep.verify = [d for d in rep.verify if id(d) in kept]
+        rep.static = [d for d in diagnostics if d.file == rep.path and id(d) not in own]
+    verdicts = [verdict(r) for r in reports]
+    summary["verify"] = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+    documents = pipeline.documents(run)
+    _emit_many(reports, diagnostics, documents, summary, opts)
+    return EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK
+
+
+def _emit_many(reports, diagnostics, documents, summary, opts: VerifyOptions) -> None:
+    from ..verify.report import render_many_json, render_many_sarif, render_many_text
+
+    formats = tuple(opts.formats or ("text",))
+    try:
+        files = pair_outputs(formats, opts.outputs)
+    except click.UsageError as e:
+        raise UsageError(e.message) from None
+    for i, fmt in enumerate(formats):
+        if fmt == "json":
+            text = render_many_json(reports, diagnostics, summary)
+        elif fmt == "sarif":
+            text = render_many_sarif(reports, diagnostics, documents, summary)
+        else:
+            text = render_many_text(reports, diagnostics, documents, summary, quiet=opts.quiet)
+        if i in files:
+            from ..base.fsio import OutputError, write_output
 
             try:
                 write_output(files[i], text)

@@ -44,6 +44,17 @@ class RunReport:
         return sorted(own, key=Diagnostic.sort_key) + [d for d in self.static if d.file != self.path]
 
 
+def verdict(rep: RunReport) -> str:
+    """The run's verdict, as the text headline, the JSON `verdict` and the exit code say it: a run that passed but
+    has an error-level verify finding (a failed intent check ZL994-ZL997, a non-finite loss ZL998) is a fail;
+    otherwise its status (pass, fail, skip, timeout, build-timeout, crash)."""
+    from ..model.diagnostics import Severity
+
+    if rep.status == "pass" and any(d.severity == Severity.ERROR for d in rep.verify):
+        return "fail"
+    return rep.status
+
+
 def _diag(doc: Document, rule, finding: Finding, selection: Selection | None) -> Diagnostic | None:
     if selection is not None and not selection.enabled(rule):
         return None
@@ -219,7 +230,7 @@ def run_json(rep: RunReport) -> dict[str, Any]:
 
 
 def verify_json(reports: list[RunReport], compare: dict | None) -> dict[str, Any]:
-    return {"file": reports[0].path, "verdict": reports[0].status, "runs": [run_json(r) for r in reports],
+    return {"file": reports[0].path, "verdict": verdict(reports[0]), "runs": [run_json(r) for r in reports],
             "compare_fix": compare}
 
 
@@ -250,18 +261,19 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
             lines.append(("dim", f"  {'adjusted:' if i == 0 else '':<10} {c.pointer or '/'}: {c.message}"))
     status = rep.status
     style = {"pass": "bold green", "skip": "bold yellow"}.get(status, "bold red")
-    verdict = status.upper()
+    headline = status.upper()
     if rep.mapped is not None:
-        verdict += f" at {rep.mapped.stage}"
+        headline += f" at {rep.mapped.stage}"
     elif status == "timeout":
-        verdict += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
+        headline += f" after {rec.get('timeout_s', 0):g} s (last stage: {rec.get('phase')})"
     elif status == "build-timeout":
-        verdict = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
+        headline = (f"BUILD TIMEOUT: {rec.get('phase')} did not finish within "
                    f"{(rec.get('build') or {}).get('timeout_s', 0):g} s (the config was not run)")
-    failed = sum(not c.ok for c in rep.intent)
-    if status == "pass" and failed:  # it ran, but not as the config meant: the exit code is 1, so is the verdict
-        style, verdict = "bold red", f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
-    lines.append((style, f"  result:    {verdict}"))
+    if status == "pass" and verdict(rep) == "fail":  # it ran, but not as the config meant: so is the exit code
+        failed = sum(not c.ok for c in rep.intent)
+        style, headline = "bold red", (f"FAIL: ran, but {failed} intent check{'s' if failed != 1 else ''} failed"
+                                       if failed else "FAIL: ran, but " + ", ".join(d.code for d in rep.verify))
+    lines.append((style, f"  result:    {headline}"))
     if status not in ("skip",) and rec.get("wall_s") is not None:
         lines.append(("", f"  time:      {timing_line(rec)}"))
     d = did(rec.get("facts") or {})
@@ -387,4 +399,56 @@ def render_sarif(reports: list[RunReport], compare: dict | None, documents: dict
 
     log = build(reports[0].diagnostics, documents, summary)
     log["runs"][0].setdefault("properties", {})["verify"] = verify_json(reports, compare)
+    return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+# -- several configs (zerolint verify A.json B.json ...) -------------------------------------------------------------
+
+def verdict_rows(reports: list[RunReport]) -> list[tuple[str, str, str, str]]:
+    """(config, verdict, where, time) per config: the table at the end of a multi-config verify."""
+    rows = []
+    for rep in reports:
+        v, rec = verdict(rep), rep.record
+        where = (f"{rep.mapped.stage}: line {d.line} {d.code}" if rep.mapped and (d := next(
+            (x for x in rep.verify if x.code == codes.FAILED.code), None)) else
+                 rep.mapped.stage if rep.mapped else
+                 ", ".join(sorted({d.code for d in rep.verify})) if v != "pass" and rep.verify else "")
+        time = "cached" if rep.cached else f"{rec.get('wall_s') or 0:.1f} s"
+        rows.append((rep.path, v, where, time))
+    return rows
+
+
+def verdict_table(reports: list[RunReport]) -> list[str]:
+    rows = [("config", "verdict", "where", "time"), *verdict_rows(reports)]
+    widths = [max(len(r[k]) for r in rows) for k in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    verdicts = [r[1] for r in rows[1:]]
+    lines.append(", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts)) + f" of {len(verdicts)} "
+                 f"config{'s' if len(verdicts) != 1 else ''}")
+    return lines
+
+
+def render_many_text(reports: list[RunReport], diagnostics: list, documents: dict, summary: dict,
+                     quiet: bool = False) -> str:
+    """Each config's verify section, every finding as check prints them, then the table of verdicts."""
+    from ..report.text import render
+
+    head = "" if quiet else "\n".join(t for rep in reports for _, t in [*run_lines(rep), ("", "")]) + "\n"
+    return head + render(diagnostics, documents, summary, quiet=quiet) + "\n" + "\n".join(verdict_table(reports)) + "\n"
+
+
+def render_many_json(reports: list[RunReport], diagnostics: list, summary: dict) -> str:
+    """The check payload over every config, with `verify` a list: one verify object (as for one config) each."""
+    from ..report.json_format import render
+
+    payload = json.loads(render(diagnostics, summary))
+    payload["verify"] = [verify_json([rep], None) for rep in reports]
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def render_many_sarif(reports: list[RunReport], diagnostics: list, documents: dict, summary: dict) -> str:
+    from ..report.sarif import build
+
+    log = build(diagnostics, documents, summary)
+    log["runs"][0].setdefault("properties", {})["verify"] = [verify_json([rep], None) for rep in reports]
     return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -149,7 +149,7 @@ def needed_ops(plan: Plan, accelerator: str) -> list[str]:
     return ops
 
 
-def child_env(plan: Plan, opts: RunOptions, run_id: str, port: int | None) -> dict:
+def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None) -> dict:
     env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
     env.update(MULTICAST_OFF)
     env["ZEROLINT_VERIFY_RUN"] = run_id

@@ -1,0 +1,249 @@
+"""The warm runner's server process: `python -m zerolint.verify.lifeline zerolint.verify.forkserver REQ_FD EVT_FD`.
+
+It imports torch and DeepSpeed once, never touches the GPU (no CUDA call before a fork: a CUDA context does not
+survive fork, so a child would fail with "CUDA initialization error"), and then forks one child per config spec.
+Each child runs the ordinary child body (zerolint/verify/child.py `Child.run`) in isolation:
+
+- its own session and process group (setsid), its own working directory and temp dir, its own MASTER_PORT and
+  run id: the allow-listed environment the parent built for that config (runner.child_env), replacing ours;
+- it dies with this server (PR_SET_PDEATHSIG) and with zerolint (a watch on zerolint's pid, lifeline.watch);
+- it ends with os._exit, so nothing of the server (atexit, buffered stdio) runs twice.
+
+A crash (a signal, os._exit), a hang or a CUDA error in one child ends that process only: the server holds no
+state a child can change (fork copies memory), and the next config gets a fresh fork of the untouched server.
+
+Protocol, JSON lines on two pipes the parent (zerolint/verify/warm.py) passes in:
+  requests  {"op": "run", "id", "spec", "out", "work", "env"} | {"op": "kill", "id"}
+  events    {"event": "ready", "import_s", ...} | {"event": "started", "id", "pid"}
+            | {"event": "exit", "id", "rc", "signal"} | {"event": "error", "message"}
+End of the request pipe: every child is killed and the server exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL this much later (as procs.kill_run)
+# Test-only failures, named by the spec the parent builds (runner.spec_of never copies a config's keys into the
+# spec, so a config cannot set this): how the tests make a child segfault, exit without a result, or hang.
+TEST_FAILURES = ("segfault", "exit", "hang")
+# What deepspeed.initialize and the first steps import lazily (measured: 1,500+ modules on a CPU run, 2.5-5 s of a
+# 2-core machine per config): imported once here instead of in every child. None of them initialises CUDA (checked
+# after the imports: torch.cuda.is_initialized()). Best effort: a module missing in this DeepSpeed is skipped.
+PRELOAD = (
+    "torch.utils.cpp_extension",  # the op loader (and setuptools/distutils under it)
+    "torch._dynamo",  # DeepSpeed's @torch.compile decorators (muon, superoffload) import it on first use
+    "deepspeed.ops.op_builder.all_ops",
+    "deepspeed.runtime.engine",
+    "deepspeed.runtime.zero.stage_1_and_2",
+    "deepspeed.runtime.zero.stage3",
+    "deepspeed.runtime.zero.partition_parameters",
+    "deepspeed.runtime.zero.muon.muon_optimizer",
+    "deepspeed.runtime.superoffload.superoffload_stage3",
+    "deepspeed.module_inject.auto_ep_layer",
+    "deepspeed.runtime.bf16_optimizer",
+    "deepspeed.runtime.fp16.fused_optimizer",
+    "deepspeed.runtime.lr_schedules",
+    "deepspeed.ops.adam",
+    "zerolint.verify.child",
+    "zerolint.verify.model",
+)
+
+
+class Server:
+    def __init__(self, req_fd: int, evt_fd: int) -> None:
+        self.req_fd, self.evt_fd = req_fd, evt_fd
+        self.children: dict[int, str] = {}  # pid -> job id
+        self.run_ids: dict[str, str] = {}  # job id -> run id (grandchildren carry it in their environment)
+        self.kill_at: dict[int, float] = {}  # pid -> when SIGKILL follows the SIGTERM
+        self.buf = b""
+
+    def send(self, event: dict) -> None:
+        data = (json.dumps(event) + "\n").encode()
+        while data:
+            n = os.write(self.evt_fd, data)
+            data = data[n:]
+
+    # -- the loop -------------------------------------------------------------------------------------------------
+    def serve(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.req_fd], [], [], 0.05)
+            if ready:
+                chunk = os.read(self.req_fd, 65536)
+                if not chunk:  # the parent closed the pipe (or died): stop every child, then ourselves
+                    self.stop_all()
+                    return
+                self.buf += chunk
+                while b"\n" in self.buf:
+                    line, self.buf = self.buf.split(b"\n", 1)
+                    if line.strip():
+                        self.handle(json.loads(line))
+            self.reap()
+            self.escalate()
+
+    def handle(self, req: dict) -> None:
+        if req.get("op") == "run":
+            pid = os.fork()
+            if pid == 0:
+                run_child(req, self.req_fd, self.evt_fd)  # never returns
+            self.children[pid] = req["id"]
+            self.run_ids[req["id"]] = req["env"].get("ZEROLINT_VERIFY_RUN", "")
+            self.send({"event": "started", "id": req["id"], "pid": pid})
+        elif req.get("op") == "kill":
+            for pid, job in list(self.children.items()):
+                if job == req["id"]:
+                    self.terminate(pid)
+
+    def terminate(self, pid: int) -> None:
+        """SIGTERM the child's process group and everything carrying its run id; SIGKILL follows (escalate)."""
+        self._signal(pid, signal.SIGTERM)
+        self.kill_at.setdefault(pid, time.monotonic() + KILL_GRACE_S)
+
+    def _signal(self, pid: int, sig: int) -> None:
+        from .procs import processes_of
+
+        # The child is ours and not yet reaped, so its pid (= its process group, setsid) cannot have been reused.
+        for target in (lambda: os.killpg(pid, sig), lambda: os.kill(pid, sig)):
+            try:
+                target()
+            except OSError:
+                pass
+        run_id = self.run_ids.get(self.children.get(pid, ""), "")
+        for other in processes_of(run_id) if run_id else []:  # what it exec'd: ninja, compilers, workers
+            try:
+                os.kill(other, sig)
+            except OSError:
+                pass
+
+    def escalate(self) -> None:
+        now = time.monotonic()
+        for pid, when in list(self.kill_at.items()):
+            if pid in self.children and now >= when:
+                self._signal(pid, signal.SIGKILL)
+                del self.kill_at[pid]
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            job = self.children.pop(pid, None)
+            self.kill_at.pop(pid, None)
+            if job is None:
+                continue
+            # Anything the child left behind in its process group goes with it.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+            self.send({"event": "exit", "id": job, "rc": rc, "signal": sig})
+
+    def stop_all(self) -> None:
+        for pid in list(self.children):
+            self.terminate(pid)
+        deadline = time.monotonic() + KILL_GRACE_S + 2
+        while self.children and time.monotonic() < deadline:
+            self.reap()
+            self.escalate()
+            time.sleep(0.05)
+
+
+def run_child(req: dict, req_fd: int, evt_fd: int) -> None:
+    """In the forked child: isolate, then run the ordinary child body; never returns."""
+    code = 70
+    try:
+        os.setsid()
+        from .lifeline import PARENT_VAR, set_pdeathsig, watch
+
+        server = os.getppid()
+        set_pdeathsig(signal.SIGKILL)
+        if os.getppid() != server:
+            os._exit(code)
+        for fd in (req_fd, evt_fd):
+            os.close(fd)
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        work = req["work"]
+        os.chdir(work)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.environ["HOME"] = work  # as child.main does: caches and "~" paths stay in the run's directory
+        import tempfile
+
+        tempfile.tempdir = None  # re-read TMPDIR (the run's own) on next use
+        log = os.open(os.path.join(work, "child.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        zerolint = os.environ.get(PARENT_VAR, "")
+        if zerolint.isdigit():
+            watch(int(zerolint))  # threads do not survive fork: the server's watch is not ours
+        from . import child
+
+        child.T0 = time.monotonic()  # the child's clock starts at the fork, not at the server's import
+        spec = req["spec"]
+        failure = spec.get("test_failure")
+        if failure == "segfault":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif failure == "exit":
+            os._exit(3)
+        elif failure == "hang":
+            while True:
+                time.sleep(1)
+        code = child.Child(spec, req["out"], 0, 0).run()
+    except BaseException:  # noqa: BLE001 - nothing may return into the server's loop
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def main(argv: list[str]) -> int:
+    req_fd, evt_fd = int(argv[0]), int(argv[1])
+    server = Server(req_fd, evt_fd)
+    t = time.monotonic()
+    try:
+        import importlib
+
+        import deepspeed
+        import torch
+
+        for name in PRELOAD:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - an optional module of another DeepSpeed version
+                pass
+        # Nothing may have created a CUDA context: a fork would inherit a context it cannot use.
+        if torch.cuda.is_initialized():
+            server.send({"event": "error", "message": "torch initialised CUDA while importing deepspeed; the warm "
+                                                      "runner cannot fork after that"})
+            return 1
+        versions = {"torch": torch.__version__, "deepspeed": deepspeed.__version__}
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back or says why
+        server.send({"event": "error", "message": f"{type(exc).__name__}: {exc}"})
+        return 1
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    server.send({"event": "ready", "import_s": round(time.monotonic() - t, 3), "versions": versions,
+                 "pid": os.getpid()})
+    server.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

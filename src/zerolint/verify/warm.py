@@ -1,0 +1,349 @@
+"""The warm runner: many single-rank verify runs through one process that imported torch and DeepSpeed once.
+
+zerolint never imports torch or deepspeed; the server (zerolint/verify/forkserver.py) does, once, and forks a child
+per config that runs the ordinary child body. What each fork gets is what a cold run's child gets
+(zerolint/verify/runner.py): the allow-listed environment (sandbox.py) with its own run id and MASTER_PORT, its own
+working and temp directory, its own session, the lifeline (it dies with the server and with zerolint), and the
+timeout, which kills its process group and everything carrying its run id. The server itself starts through the
+lifeline too, so it dies with zerolint, and its reaper removes the warm runner's temp dirs after a SIGKILL.
+
+    with WarmServer("cpu", ext_dir) as server:
+        job = server.submit(spec, timeout=300)    # spec: runner.spec_of(plan, "cpu")
+        result = server.wait(job)                 # the child's per-rank result dict (child.py), or a
+                                                  # {"status": "crash" | "timeout", ...} one when it wrote none
+
+`run_plans` runs plans side by side (`--jobs`) and returns the runner's record for each (run_plan's shape).
+Multi-rank runs (--gpus N > 1) keep the launcher path (runner.run_plan): the server runs single-rank jobs only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import cache
+from .lifeline import CLEANUP_VAR, PARENT_VAR
+from .procs import kill_run, processes_of
+from .resolve import Plan
+from .runner import LIFELINE, RunOptions, _aggregate, _phases, _read_json, _tail, child_env, free_port, spec_of
+from .sandbox import scrubbed
+
+START_TIMEOUT_S = 600.0  # importing torch + deepspeed on a loaded 2-core machine can take a minute
+KILL_WAIT_S = 15.0  # after asking the server to kill a child: its SIGTERM grace (5 s) and a margin
+
+
+class WarmError(RuntimeError):
+    """The server could not start (torch/deepspeed import failed, CUDA was initialised) or stopped."""
+
+
+@dataclass
+class Job:
+    id: str
+    run_id: str
+    work: str
+    out: str
+    timeout: float
+    progress: Callable[[str], None] | None = None
+    pid: int | None = None
+    started: float = field(default_factory=time.monotonic)
+    deadline: float = 0.0
+    exit: dict | None = None  # the server's exit event
+    timed_out: bool = False
+    phase_at_timeout: str | None = None
+    seen: int = 0
+    kill_sent: float | None = None
+    pending: list[str] = field(default_factory=list)  # ops still to JIT-build when it started (runner.needed_ops)
+    before: set = field(default_factory=set)  # ops built before it started
+
+    @property
+    def done(self) -> bool:
+        return self.exit is not None
+
+
+class WarmServer:
+    """A fork server with torch and DeepSpeed imported. Not thread-safe: one caller drives it (submit, poll)."""
+
+    def __init__(self, accelerator: str, extensions_dir: str, python: str = sys.executable,
+                 cleanup: tuple[str, ...] = ()) -> None:
+        self.accelerator, self.extensions_dir, self.python = accelerator, extensions_dir, python
+        self.cleanup = cleanup
+        self.run_id = uuid.uuid4().hex[:16]
+        self.base = ""
+        self.proc: subprocess.Popen | None = None
+        self.req_w = self.evt_r = -1
+        self.buf = b""
+        self.jobs: dict[str, Job] = {}
+        self.info: dict = {}
+
+    # -- life -----------------------------------------------------------------------------------------------------
+    def start(self, timeout: float = START_TIMEOUT_S) -> dict:
+        self.base = tempfile.mkdtemp(prefix="zerolint-warm-")
+        env = scrubbed(os.environ)
+        opts = RunOptions(accelerator=self.accelerator, extensions_dir=self.extensions_dir)
+        env.update({k: v for k, v in child_env(None, opts, self.run_id, 0).items()
+                    if k not in ("MASTER_PORT", "MASTER_ADDR", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+                                 "LOCAL_WORLD_SIZE")})
+        env["HOME"] = self.base
+        env["TMPDIR"] = self.base
+        # torch.cuda.is_available() through NVML, not the CUDA runtime: no CUDA initialisation before a fork.
+        env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+        env[CLEANUP_VAR] = os.pathsep.join((self.base, *self.cleanup))
+        req_r, self.req_w = os.pipe()
+        self.evt_r, evt_w = os.pipe()
+        log = open(os.path.join(self.base, "server.log"), "ab")
+        try:
+            self.proc = subprocess.Popen(
+                [self.python, "-m", LIFELINE, "zerolint.verify.forkserver", str(req_r), str(evt_w)], env=env,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(req_r, evt_w),
+                start_new_session=True, cwd=self.base)
+        except OSError as e:
+            self.close()
+            raise WarmError(f"the warm verify server did not start: {e}") from None
+        finally:
+            log.close()
+            os.close(req_r)
+            os.close(evt_w)
+        deadline = time.monotonic() + timeout
+        while not self.info:
+            for ev in self._read(0.2):
+                if ev.get("event") == "ready":
+                    self.info = ev
+                elif ev.get("event") == "error":
+                    self.close()
+                    raise WarmError(f"the warm verify server stopped: {ev.get('message')}")
+            if self.proc.poll() is not None and not self.info:
+                tail = _tail(os.path.join(self.base, "server.log"), 2000)
+                self.close()
+                raise WarmError(f"the warm verify server exited (code {self.proc.returncode}): {tail.strip()}")
+            if time.monotonic() > deadline and not self.info:
+                self.close()
+                raise WarmError(f"the warm verify server did not import torch and deepspeed within {timeout:g} s")
+        return self.info
+
+    def close(self) -> None:
+        """Kill every job still running, stop the server, leave no process and no temp dir behind."""
+        if self.req_w >= 0:
+            os.close(self.req_w)  # the server kills its children and exits on end of input
+            self.req_w = -1
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=KILL_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass
+            kill_run(self.proc, self.run_id)
+        for job in self.jobs.values():
+            if processes_of(job.run_id):
+                kill_run(None, job.run_id)
+        if self.evt_r >= 0:
+            os.close(self.evt_r)
+            self.evt_r = -1
+        if self.base:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> "WarmServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- jobs -----------------------------------------------------------------------------------------------------
+    def submit(self, spec: dict, timeout: float, env: dict | None = None,
+               progress: Callable[[str], None] | None = None) -> Job:
+        """Start `spec` in a fresh fork. `env`: the job's environment (runner.child_env); by default one built
+        here, with its own run id and a free MASTER_PORT."""
+        if not self.info:
+            raise WarmError("the warm verify server is not running")
+        job_id = uuid.uuid4().hex[:12]
+        work = tempfile.mkdtemp(prefix="job-", dir=self.base)
+        out, tmp = os.path.join(work, "out"), os.path.join(work, "tmp")
+        os.makedirs(out)
+        os.makedirs(tmp)
+        if env is None:
+            opts = RunOptions(accelerator=self.accelerator, extensions_dir=self.extensions_dir)
+            env = child_env(None, opts, uuid.uuid4().hex[:16], free_port())
+        env = {**env, "TMPDIR": tmp}
+        env.pop(CLEANUP_VAR, None)  # the server's reaper cleans the whole warm directory
+        job = Job(id=job_id, run_id=env["ZEROLINT_VERIFY_RUN"], work=work, out=out, timeout=timeout,
+                  progress=progress)
+        job.deadline = time.monotonic() + timeout
+        self.jobs[job_id] = job
+        self._send({"op": "run", "id": job_id, "spec": spec, "out": out, "work": work, "env": env})
+        return job
+
+    def poll(self, wait: float = 0.2) -> list[Job]:
+        """Read the server's events, forward progress lines, kill jobs past their deadline; the jobs that ended."""
+        ended = []
+        for ev in self._read(wait):
+            job = self.jobs.get(ev.get("id", ""))
+            if job is None:
+                continue
+            if ev.get("event") == "started":
+                job.pid = ev.get("pid")
+            elif ev.get("event") == "exit":
+                job.exit = ev
+                self._progress(job)
+                ended.append(job)
+        now = time.monotonic()
+        for job in self.jobs.values():
+            if job.done:
+                continue
+            self._progress(job)
+            if not job.timed_out and now > job.deadline:
+                phases = _phases(job.out)
+                job.timed_out, job.phase_at_timeout = True, phases[-1] if phases else "launch"
+                job.kill_sent = now
+                self._send({"op": "kill", "id": job.id})
+            elif job.timed_out and job.kill_sent is not None and now > job.kill_sent + KILL_WAIT_S:
+                kill_run(None, job.run_id)  # the server did not answer: end what carries the run id ourselves
+                job.exit = {"event": "exit", "id": job.id, "rc": None, "signal": None}
+                ended.append(job)
+        if self.proc is not None and self.proc.poll() is not None and any(not j.done for j in self.jobs.values()):
+            for job in self.jobs.values():
+                if not job.done:
+                    job.exit = {"event": "exit", "id": job.id, "rc": None, "signal": None, "server_gone": True}
+                    ended.append(job)
+        return ended
+
+    def wait(self, job: Job) -> dict:
+        """Block until `job` ends; its per-rank result (child.py's result-rank0.json), or a crash/timeout one."""
+        while not job.done:
+            self.poll()
+        return self.result(job)
+
+    def run(self, spec: dict, timeout: float) -> dict:
+        return self.wait(self.submit(spec, timeout))
+
+    def result(self, job: Job) -> dict:
+        res = _read_json(os.path.join(job.out, "result-rank0.json"))
+        if job.timed_out:
+            return {"rank": 0, "status": "timeout", "phase": job.phase_at_timeout, "timeout_s": job.timeout}
+        if res is not None:
+            return res
+        ev = job.exit or {}
+        how = (f"was killed by signal {ev['signal']}" if ev.get("signal") else
+               "was lost with the warm verify server" if ev.get("server_gone") else f"exited with code {ev.get('rc')}")
+        return {"rank": 0, "status": "crash", "phase": (_phases(job.out) or ["launch"])[-1],
+                "error": {"type": "ChildExited", "message": f"the verify child {how} without writing a result"},
+                "log_tail": _tail(os.path.join(job.work, "child.log"))}
+
+    def forget(self, job: Job) -> None:
+        """Drop a finished job and its directory."""
+        self.jobs.pop(job.id, None)
+        shutil.rmtree(job.work, ignore_errors=True)
+
+    # -- pipes ----------------------------------------------------------------------------------------------------
+    def _send(self, msg: dict) -> None:
+        data = (json.dumps(msg) + "\n").encode()
+        try:
+            while data:
+                n = os.write(self.req_w, data)
+                data = data[n:]
+        except OSError as e:
+            raise WarmError(f"the warm verify server stopped: {e}") from None
+
+    def _read(self, wait: float) -> list[dict]:
+        if self.evt_r < 0:
+            return []
+        ready, _, _ = select.select([self.evt_r], [], [], wait)
+        if ready:
+            chunk = os.read(self.evt_r, 65536)
+            self.buf += chunk
+        events = []
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue
+        return events
+
+    def _progress(self, job: Job) -> None:
+        if job.progress is None:
+            return
+        phases = _phases(job.out)
+        for phase in phases[job.seen:]:
+            job.progress(phase)
+        job.seen = len(phases)
+
+
+# -- plans, as the runner's records ---------------------------------------------------------------------------------
+
+def record_of(server: WarmServer, job: Job, opts: RunOptions, pending: list[str], before: set) -> dict:
+    """The runner's record for a finished job (run_plan's shape, docs/verify.md), with `warm: true`."""
+    record: dict = {"run_id": job.run_id, "world_size": 1, "accelerator": opts.accelerator, "launcher": "warm",
+                    "timeout_s": job.timeout, "jit_pending": pending, "warm": True,
+                    "command": ["zerolint.verify.forkserver", f"fork of pid {server.info.get('pid')}"],
+                    "wall_s": round(time.monotonic() - job.started, 2)}
+    res = server.result(job)
+    if res.get("status") == "timeout":
+        record.update(status="timeout", phase=res.get("phase"), leftover_after_kill=processes_of(job.run_id))
+    elif res.get("status") == "crash":
+        record.update(status="crash", phase=res.get("phase"), error=res.get("error"))
+    else:
+        _aggregate(record, [res], (job.exit or {}).get("rc") or 0, os.path.join(job.work, "child.log"))
+    record["jit_built"] = sorted(cache.built_ops(opts.extensions_dir) - before)
+    record["leftover_pids"] = processes_of(job.run_id)
+    if record["status"] not in ("pass", "skip"):
+        record["log_tail"] = _tail(os.path.join(job.work, "child.log"))
+    return record
+
+
+def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int = 1,
+              progress: Callable[[int, str], None] | None = None,
+              started: Callable[[int], None] | None = None,
+              ended: Callable[[int, dict], None] | None = None) -> list[dict]:
+    """Run single-rank `plans` through the server, `jobs` at a time; a record per plan, in order. `progress(i,
+    phase)` for each stage a plan reaches; `started(i)` when plan i is submitted, `ended(i, record)` when done."""
+    from .ops import is_built
+    from .runner import needed_ops
+
+    if opts.world_size != 1:
+        raise ValueError("the warm runner runs single-rank jobs; several ranks use runner.run_plan")
+    records: list[dict] = [{} for _ in plans]
+    running: dict[str, int] = {}
+    todo, retried = list(range(len(plans))), set()
+    while todo or running:
+        while todo and len(running) < max(1, jobs):
+            i = todo.pop(0)
+            plan = plans[i]
+            say = (lambda phase, i=i: progress(i, phase)) if progress else None
+            if started:
+                started(i)
+            pending = [op for op in needed_ops(plan, opts.accelerator) if not is_built(opts.extensions_dir, op)]
+            before = cache.built_ops(opts.extensions_dir)
+            env = child_env(plan, opts, uuid.uuid4().hex[:16], free_port())
+            job = server.submit(spec_of(plan, opts.accelerator), opts.timeout, env=env, progress=say)
+            job.pending, job.before = pending, before
+            running[job.id] = i
+        for job in server.poll():
+            i = running.pop(job.id, None)
+            if i is None:
+                continue
+            rec = record_of(server, job, opts, job.pending, job.before)
+            server.forget(job)
+            if _port_taken(rec) and i not in retried:  # taken between free_port and the bind: once more
+                retried.add(i)
+                todo.insert(0, i)
+            else:
+                records[i] = rec
+                if ended:
+                    ended(i, rec)
+    return records
+
+
+def _port_taken(rec: dict) -> bool:
+    text = ((rec.get("error") or {}).get("message") or "") + (rec.get("log_tail") or "")
+    return rec.get("status") in ("crash", "fail") and ("EADDRINUSE" in text or "address already in use" in text.lower())
+
+
+__all__ = ["WarmServer", "WarmError", "Job", "run_plans", "record_of", "PARENT_VAR"]

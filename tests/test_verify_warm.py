@@ -1,0 +1,111 @@
+"""The warm runner for real on the CPU (DeepSpeed 0.19.8, no mocks): one server imports torch and DeepSpeed once and
+forks a child per config. One config's crash (a DeepSpeed exception, a segfault, an exit without a result) or hang
+does not touch the next; Ctrl-C in a multi-config verify exits 130 and leaves no process and no temp dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import test_verify_cpu as cold
+from test_verify_cpu import ADAMW, ROOT, cmdline, processes_marked, wait_for, write
+
+from zerolint.verify.resolve import build_plan, model_spec
+from zerolint.verify.runner import RunOptions, spec_of
+from zerolint.verify.warm import WarmServer, run_plans
+
+pytestmark = cold.pytestmark
+ops_built, env = cold.ops_built, cold.env  # the session's op build and the module's environment, shared
+
+GOOD = {"train_micro_batch_size_per_gpu": 2, "optimizer": ADAMW, "zero_optimization": {"stage": 2}}
+BAD = '{"train_micro_batch_size_per_gpu": 2,\n "zero_optimization": {"stage": 2, "offload_optimiser": {}}}\n'
+
+
+def plan(cfg: dict):
+    return build_plan(cfg, target="deepspeed", world_size=1, steps=2, model=model_spec(None, None), tmpdir="/tmp")
+
+
+@pytest.fixture
+def server(ops_built, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", ops_built)
+    s = WarmServer("cpu", ops_built)
+    s.start()
+    yield s
+    s.close()
+    assert processes_marked(os.getpid()) == []  # the server and every fork are gone
+    assert not os.path.exists(s.base)
+
+
+def test_a_crash_or_a_hang_does_not_touch_the_next_config(server):
+    spec = spec_of(plan(GOOD), "cpu")
+    seg = server.run({**spec, "test_failure": "segfault"}, timeout=60)
+    assert (seg["status"], seg["error"]["message"]) == (
+        "crash", "the verify child was killed by signal 11 without writing a result")
+    gone = server.run({**spec, "test_failure": "exit"}, timeout=60)
+    assert (gone["status"], gone["error"]["message"]) == (
+        "crash", "the verify child exited with code 3 without writing a result")
+    t = time.monotonic()
+    hang = server.run({**spec, "test_failure": "hang"}, timeout=2)
+    assert hang == {"rank": 0, "status": "timeout", "phase": "launch", "timeout_s": 2}
+    assert time.monotonic() - t < 15
+    ok = server.run(spec, timeout=120)
+    assert (ok["status"], ok["facts"]["zero_stage"], ok["facts"]["optimizer_outer"], len(ok["losses"])) == (
+        "pass", 2, "DeepSpeedZeroOptimizer", 2)
+    assert ok["timings"]["import_s"] < 0.5  # torch and deepspeed came with the fork
+
+
+def test_a_deepspeed_exception_then_a_pass_side_by_side(server, ops_built):
+    bad = plan(json.loads(BAD))
+    opts = RunOptions(accelerator="cpu", extensions_dir=ops_built, timeout=120)
+    seen: list[tuple[int, str]] = []
+    recs = run_plans(server, [bad, plan(GOOD), bad], opts, jobs=2, progress=lambda i, p: seen.append((i, p)))
+    assert [(r["status"], r["launcher"], r.get("phase")) for r in recs] == [
+        ("fail", "warm", "initialize"), ("pass", "warm", None), ("fail", "warm", "initialize")]
+    assert recs[0]["error"]["type"] == "ValidationError" and "offload_optimiser" in recs[0]["error"]["message"]
+    assert len({r["run_id"] for r in recs}) == 3
+    assert (1, "step 2") in seen and (0, "failed") in seen
+
+
+def test_several_configs_one_table_and_exit_1(env, tmp_path):
+    good, bad = write(tmp_path, "a_good.json", GOOD), write(tmp_path, "b_bad.json", BAD)
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", str(tmp_path), str(good), "--cpu", "--no-cache",
+                        "--format", "json", "--format", "text", "-o", str(tmp_path / "out.txt"), "--jobs", "2"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert p.returncode == 1, p.stderr[-3000:]
+    rep = json.loads(p.stdout)
+    assert [(v["file"], v["verdict"], v["runs"][0]["launcher"]) for v in rep["verify"]] == [
+        (str(good), "pass", "warm"), (str(bad), "fail", "warm")]  # a file named twice runs once
+    [fail] = [d for d in rep["diagnostics"] if d["code"] == "ZL990"]
+    assert (fail["file"], fail["line"], fail["column"], fail["severity"]) == (str(bad), 2, 36, "error")
+    assert rep["summary"]["verify"] == {"pass": 1, "fail": 1}
+    table = (tmp_path / "out.txt").read_text().splitlines()[-4:]
+    assert [line.split()[:2] for line in table[:3]] == [["config", "verdict"], [str(good), "pass"],
+                                                        [str(bad), "fail"]]
+    assert table[3] == "1 pass, 1 fail of 2 configs"
+    assert f"zerolint verify: [2/2] {bad}: fail in " in p.stderr
+    assert "warm runner ready in " in p.stderr
+
+
+def test_ctrl_c_during_several_configs_exits_130_and_leaves_nothing(env, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    cfgs = [str(write(tmp_path, f"c{i}.json", {**GOOD, "steps_per_print": 1000 + i})) for i in range(3)]
+    proc = subprocess.Popen([sys.executable, "-m", "zerolint", "verify", *cfgs, "--cpu", "--no-cache", "--format",
+                             "json", "--steps", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**env, "TMPDIR": str(tmp)}, cwd=ROOT)
+    try:
+        wait_for(lambda: len([p for p in processes_marked(proc.pid) if "zerolint.verify.forkserver" in cmdline(p)])
+                 >= 2, 180, "the server and a forked child running")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (130, ""), err[-3000:]
+    assert "zerolint verify: interrupted; every process of the run was stopped" in err
+    assert processes_marked(proc.pid) == []
+    assert list(tmp.iterdir()) == []
