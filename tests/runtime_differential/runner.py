@@ -1,40 +1,60 @@
-"""The parent side of the runtime differential's DeepSpeed runs: one `python rt_worker.py` process (torch and
-deepspeed imported once, a fork per config); `run_all` streams configs through it and returns what each reached.
+"""The DeepSpeed side of the runtime differential: every config through verify's warm runner
+(zerolint/verify/warm.py: one server imports torch and DeepSpeed once and forks an isolated child per config, which
+runs verify's job body, zerolint/verify/child.py `Child`: zero.Init at stage 3, the tiny model,
+`deepspeed.initialize`, 3 steps, `engine_facts`).
 
-A config the worker itself dies on (not its forked child: that is a "crash" verdict the worker reports) restarts
-the worker and becomes a "worker-crash" run, so one bad config cannot stop the rest.
+What each child is given:
+  - the config FILE as written (`deepspeed.initialize(config=path)` reads it with `load_ds_config`: hjson, duplicate
+    keys rejected, deepspeed/__init__.py:534-535), except when it names paths or modules or turns a monitor on:
+    then the dict DeepSpeed's reader gives, with those keys pointed into the run's temp dir or dropped (verify's
+    `resolve.neutralise`) and monitors off, listed in `Run.neutralised`;
+  - a client `torch.optim.AdamW` (lr 5e-5, weight decay 0) when the config has no optimizer section, as a raw
+    training script passes one;
+  - world size 1 (env:// on a free port), the accelerator named (cpu here, cuda on a GPU host).
+The phase reached: "parse" when the exception went through DeepSpeed's config reading (load_ds_config,
+DeepSpeedConfig, the tensor-parallel merge before it), else "initialize" (the model under zero.Init, or
+`deepspeed.initialize`), "step" (forward, backward or step of steps 1-3), or "ran". "timeout" and "crash" are the
+harness's, not DeepSpeed's verdicts.
 """
 
 from __future__ import annotations
 
-import base64
+import copy
 import json
 import os
-import queue
-import subprocess
+import shutil
 import sys
-import threading
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-WORKER = HERE / "rt_worker.py"
 ROOT = HERE.parents[1]
-PHASES = ("parse", "initialize", "step", "ran")  # in order; "timeout" / "crash" / "worker-crash" are not DeepSpeed's
+PHASES = ("parse", "initialize", "step", "ran")  # in order; "timeout" / "crash" are the harness's
+STEPS = 3
+CLIENT_OPTIMIZER = ("AdamW", {"lr": 5e-5, "weight_decay": 0.0})
+# The ops a config can reach on each accelerator (zerolint/verify/ops.py BUILDERS), built before the timed runs.
+OPS = {"cpu": ["deepspeed_shm_comm", "cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"],
+       "cuda": ["cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"]}
+# Code of a frame through which a failure is DeepSpeed's config reading (deepspeed/__init__.py:534-554,
+# runtime/zero/partition_parameters.py:1077).
+PARSE_FRAMES = ("load_ds_config(", "DeepSpeedConfig(", "merge_tp_model_init_into_config(",
+                'config.get("tensor_parallel"')
 
 
 @dataclass
 class Run:
     """What DeepSpeed did with one config."""
 
-    phase: str  # "parse" | "initialize" | "step" | "ran" | "timeout" | "crash" | "worker-crash"
+    phase: str  # "parse" | "initialize" | "step" | "ran" | "timeout" | "crash"
     step: int | None = None  # the step that failed, for phase "step"
     error: dict[str, Any] = field(default_factory=dict)  # type, message, where (the innermost DeepSpeed frame)
     facts: dict[str, Any] = field(default_factory=dict)  # verify/child.py engine_facts, when it ran
     client_optimizer: str | None = None
     neutralised: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    skipped_steps: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -44,111 +64,172 @@ class Run:
         if self.phase == "ran":
             return "ran 3 steps"
         at = f"step {self.step}" if self.phase == "step" else self.phase
-        return f"fails at {at}: {self.error.get('type', '')}: {self.error.get('message', '')[:200]} " \
-               f"[{self.error.get('where', '')}]"
-
-    @classmethod
-    def from_reply(cls, r: dict) -> "Run":
-        return cls(r["phase"], r.get("step"), r.get("error") or {}, r.get("facts") or {}, r.get("client_optimizer"),
-                   r.get("neutralised") or [], r.get("seconds", 0.0))
+        return (f"fails at {at}: {self.error.get('type', '')}: {self.error.get('message', '')[:240]} "
+                f"[{self.error.get('where', '')}]")
 
     def to_json(self) -> dict:
         return {"phase": self.phase, "step": self.step, "error": self.error, "facts": self.facts,
-                "client_optimizer": self.client_optimizer, "neutralised": self.neutralised, "seconds": self.seconds}
+                "client_optimizer": self.client_optimizer, "neutralised": self.neutralised, "seconds": self.seconds,
+                "skipped_steps": self.skipped_steps}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Run":
+        return cls(**{k: d.get(k) for k in ("phase", "step", "error", "facts", "client_optimizer", "neutralised",
+                                            "seconds", "skipped_steps")})
 
 
-class RuntimeWorker:
-    def __init__(self, accelerator: str = "cpu", python: str = sys.executable, timeout: float = 120.0) -> None:
-        self.accelerator, self.python, self.timeout = accelerator, python, timeout
-        self.proc: subprocess.Popen | None = None
-        self.hello: dict = {}
+def _short_error(err: dict) -> dict:
+    frames = err.get("frames") or []
+    ds = [f for f in frames if str(f.get("file", "")).startswith("deepspeed/")]
+    at = (ds or frames or [{}])[-1]  # the DeepSpeed line that raised (or let pydantic/hjson/torch raise)
+    return {"type": err.get("type", ""), "message": " ".join(str(err.get("message", "")).split())[:800],
+            "where": f"{at.get('file', '')}:{at.get('line', '')}"}
 
-    def __enter__(self) -> "RuntimeWorker":
+
+def phase_of(result: dict) -> tuple[str, int | None]:
+    """The phase a child's result (child.py result-rank0.json, or warm.py's crash/timeout one) reached."""
+    status = result.get("status")
+    if status == "pass":
+        return "ran", None
+    if status in ("timeout", "crash"):
+        return status, None
+    err = result.get("error") or {}
+    if any(any(p in str(f.get("code", "")) for p in PARSE_FRAMES) for f in err.get("frames") or []):
+        return "parse", None
+    where = str(result.get("phase") or "")
+    if where.startswith("step"):
+        return "step", int(where.split()[1])
+    if where in ("model", "initialize"):
+        return "initialize", None
+    return "crash", None  # import or inspect: the harness, not the config
+
+
+def prepare(data: bytes, work: str) -> tuple[str, dict | None, list[str]]:
+    """The config path the child gets, the dict DeepSpeed reads (None when it does not read one), and the
+    pointers neutralised."""
+    from zerolint.verify import resolve
+
+    path = os.path.join(work, "ds_config.json")
+    with open(path, "wb") as f:
+        f.write(data)
+    cfg = _hjson_dict(data)
+    if cfg is None:
+        return path, None, []
+    changes: list = []
+    safe = copy.deepcopy(cfg)
+    resolve.neutralise(safe, os.path.join(work, "scratch"), changes)
+    for mon in resolve.MONITORS:
+        sec = safe.get(mon)
+        if isinstance(sec, dict) and sec.get("enabled") not in (False, None):
+            sec["enabled"] = False
+            changes.append(resolve.Change(f"/{mon}/enabled", f"{mon} switched off", True, False))
+    if changes:
+        path = os.path.join(work, "ds_config.neutralised.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(safe, f)
+    return path, safe, [c.pointer for c in changes]
+
+
+def _hjson_dict(data: bytes) -> dict | None:
+    """The object DeepSpeed's load_ds_config returns (hjson), or None when it would fail (duplicate keys, syntax):
+    then the file goes to DeepSpeed as it is, whose own parse decides."""
+    import hjson
+
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValueError("duplicate keys")
+        return dict(pairs)
+
+    try:
+        value = hjson.loads(data.decode("utf-8"), object_pairs_hook=no_duplicates)
+    except Exception:  # noqa: BLE001 - DeepSpeed judges what it cannot read
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def spec_for(path: str, cfg: dict | None, accelerator: str) -> tuple[dict, str | None]:
+    from zerolint.verify import resolve
+    from zerolint.verify.runner import spec_of
+
+    plan = resolve.Plan(config=cfg if cfg is not None else {}, target="deepspeed", world_size=1,
+                        model=resolve.model_spec(), steps=STEPS)
+    client = None
+    if cfg is not None and cfg.get("optimizer") is None:
+        client = plan.client_optimizer = CLIENT_OPTIMIZER[0]
+        plan.client_optimizer_args = dict(CLIENT_OPTIMIZER[1])
+    spec = spec_of(plan, accelerator)
+    spec["config"] = path  # DeepSpeed reads the file itself
+    spec["fp16"] = False  # never skip fp16 on a CPU without it: DeepSpeed's own verdict, allowlisted by its message
+    if not isinstance(spec["zero_stage"], int):
+        spec["zero_stage"] = None
+    return spec, client
+
+
+def extensions_dir() -> str:
+    return os.environ.get("TORCH_EXTENSIONS_DIR") or str(ROOT / ".cache" / "torch_extensions")
+
+
+class RuntimeRunner:
+    """The warm server, its op builds, and a temp dir for the config files."""
+
+    def __init__(self, accelerator: str = "cpu", timeout: float = 180.0, build_timeout: float = 1800.0) -> None:
+        self.accelerator, self.timeout, self.build_timeout = accelerator, timeout, build_timeout
+        self.server = None
+        self.info: dict = {}
+        self.build: dict = {}
+        self.tmp = ""
+
+    def __enter__(self) -> "RuntimeRunner":
+        from zerolint.verify.ops import build_ops
+        from zerolint.verify.warm import WarmServer
+
+        self.tmp = tempfile.mkdtemp(prefix="zl-rtdiff-")
+        ext = extensions_dir()
+        self.build = build_ops(OPS[self.accelerator], ext, self.accelerator, self.build_timeout,
+                               say=lambda _m: None)
+        if self.build.get("status") != "ok":
+            raise RuntimeError(f"building DeepSpeed's ops failed: {json.dumps(self.build)[:2000]}")
+        self.server = WarmServer(self.accelerator, ext, cleanup=(self.tmp,))
+        self.info = self.server.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def _start(self) -> None:
-        env = {**os.environ, "DS_ACCELERATOR": self.accelerator, "PYTHONUTF8": "1", "PYTHONHASHSEED": "0",
-               "TORCH_EXTENSIONS_DIR": os.environ.get("TORCH_EXTENSIONS_DIR", str(ROOT / ".cache" /
-                                                                                  "torch_extensions"))}
-        self.proc = subprocess.Popen([self.python, str(WORKER), "--accelerator", self.accelerator,
-                                      "--timeout", str(self.timeout)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     encoding="utf-8", bufsize=1, env=env)
-        line = self._get(self._reader(), 300)
-        if not isinstance(line, dict) or not line.get("ready"):
-            raise RuntimeError("the runtime differential worker did not start (are torch and deepspeed installed?)")
-        self.hello = line
-
-    def _reader(self) -> queue.Queue:
-        q: queue.Queue = queue.Queue()
-        proc = self.proc
-
-        def read() -> None:
-            for line in proc.stdout:
-                q.put(json.loads(line))
-            q.put("worker-crash")
-
-        threading.Thread(target=read, daemon=True).start()
-        self._q = q
-        return q
-
-    @staticmethod
-    def _get(q: queue.Queue, timeout: float):
-        try:
-            return q.get(timeout=timeout)
-        except queue.Empty:
-            return "worker-crash"
-
-    def close(self) -> None:
-        if self.proc is not None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=30)
-            except Exception:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc = None
+        if self.server is not None:
+            self.server.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run_all(self, datas: list[bytes], while_waiting: Callable[[], None] | None = None,
                 progress: Callable[[int], None] | None = None) -> list[Run]:
-        """Every config's run, in order. `while_waiting` runs in this thread while the worker works (the zerolint
-        side, so that the two use both cores)."""
-        results: list[Run | None] = [None] * len(datas)
-        i, waited = 0, False
-        while i < len(datas):
-            if self.proc is None:
-                self._start()
-            q = self._q
-            threading.Thread(target=self._write, args=(range(i, len(datas)), datas), daemon=True).start()
-            if not waited and while_waiting is not None:
-                waited = True
-                while_waiting()
-            while i < len(datas):
-                item = self._get(q, self.timeout + 60)
-                if isinstance(item, dict):
-                    results[item["i"]] = Run.from_reply(item)
-                    i = item["i"] + 1
-                    if progress:
-                        progress(i)
-                    continue
-                results[i] = Run("worker-crash", error={"type": "WORKER-CRASH", "message": "the worker died"})
-                i += 1
-                self.proc.kill()
-                self.proc.wait()
-                self.proc = None
-                break
-        if not waited and while_waiting is not None:
-            while_waiting()
-        return [r if r is not None else Run("worker-crash") for r in results]
+        """Every config's run, in order, one at a time. `while_waiting` runs between submitting the first config and
+        waiting for it (the zerolint side, so that the two use both cores)."""
+        import time
 
-    def _write(self, indices, datas: list[bytes]) -> None:
-        proc = self.proc
-        try:
-            for i in indices:
-                proc.stdin.write(json.dumps({"i": i, "b64": base64.b64encode(datas[i]).decode()}) + "\n")
-            proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
+        runs: list[Run] = []
+        for i, data in enumerate(datas):
+            work = tempfile.mkdtemp(prefix=f"c{i}-", dir=self.tmp)
+            path, cfg, neutralised = prepare(data, work)
+            spec, client = spec_for(path, cfg, self.accelerator)
+            t = time.monotonic()
+            job = self.server.submit(spec, self.timeout)
+            if i == 0 and while_waiting is not None:
+                while_waiting()
+            result = self.server.wait(job)
+            self.server.forget(job)
+            shutil.rmtree(work, ignore_errors=True)
+            phase, step = phase_of(result)
+            runs.append(Run(phase, step, _short_error(result.get("error") or {}) if phase != "ran" else {},
+                            result.get("facts") or {}, client, neutralised, round(time.monotonic() - t, 3),
+                            result.get("skipped_steps")))
+            if progress:
+                progress(i + 1)
+        if not datas and while_waiting is not None:
+            while_waiting()
+        return runs
+
+
+if __name__ == "__main__":  # python tests/runtime_differential/runner.py CONFIG... : what DeepSpeed does with each
+    sys.path.insert(0, str(ROOT / "src"))
+    with RuntimeRunner(os.environ.get("DS_ACCELERATOR", "cpu")) as r:
+        for name, run in zip(sys.argv[1:], r.run_all([Path(p).read_bytes() for p in sys.argv[1:]])):
+            print(f"{name}: {run.short()}\n  {json.dumps(run.facts)}")
