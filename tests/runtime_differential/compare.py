@@ -68,16 +68,17 @@ def _key(d: Any) -> str:
 
 
 def _misplaced(d, facts, cfg) -> bool | None:
-    """ZL101: a known key outside its section has no effect."""
+    """ZL101: a known key outside its section has no effect: what runs is what zero_optimization says."""
     key = _key(d)
-    if key == "offload_optimizer":
-        return not facts.get("optimizer_offload")
-    if key == "offload_param":
-        return facts.get("param_offload_device") is None
+    z = cfg.get("zero_optimization") if isinstance(cfg.get("zero_optimization"), dict) else {}
+    stage = z.get("stage", 0)
+    if key in ("offload_optimizer", "offload_param"):
+        inner = z.get(key) if isinstance(z.get(key), dict) else {}
+        on = inner.get("device") in ("cpu", "nvme") and stage in ((1, 2, 3) if key == "offload_optimizer" else (3,))
+        got = facts.get("optimizer_offload") if key == "offload_optimizer" else facts.get("param_offload_device")
+        return bool(got) == on
     if key == "stage":
-        z = cfg.get("zero_optimization")
-        inner = z.get("stage", 0) if isinstance(z, dict) else 0
-        return facts.get("zero_stage") == inner
+        return facts.get("zero_stage") == stage
     return None
 
 

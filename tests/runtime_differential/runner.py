@@ -12,7 +12,7 @@ What each child is given:
     training script passes one;
   - world size 1 (env:// on a free port), the accelerator named (cpu here, cuda on a GPU host).
 The phase reached: "parse" when the exception went through DeepSpeed's config reading (load_ds_config,
-DeepSpeedConfig, the tensor-parallel merge before it), else "initialize" (the model under zero.Init, or
+DeepSpeedConfig, the tensor-parallel merge and autotp check before it), else "initialize" (the model under zero.Init, or
 `deepspeed.initialize`), "step" (forward, backward or step of steps 1-3), or "ran". "timeout" and "crash" are the
 harness's, not DeepSpeed's verdicts.
 """
@@ -37,10 +37,10 @@ CLIENT_OPTIMIZER = ("AdamW", {"lr": 5e-5, "weight_decay": 0.0})
 # The ops a config can reach on each accelerator (zerolint/verify/ops.py BUILDERS), built before the timed runs.
 OPS = {"cpu": ["deepspeed_shm_comm", "cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"],
        "cuda": ["cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"]}
-# Code of a frame through which a failure is DeepSpeed's config reading (deepspeed/__init__.py:534-554,
-# runtime/zero/partition_parameters.py:1077).
+# Code of a frame through which a failure is DeepSpeed's config reading (deepspeed/__init__.py:534-554: the file,
+# the tensor-parallel merge and autotp check, DeepSpeedConfig; runtime/zero/partition_parameters.py:1077).
 PARSE_FRAMES = ("load_ds_config(", "DeepSpeedConfig(", "merge_tp_model_init_into_config(",
-                'config.get("tensor_parallel"')
+                'config.get("tensor_parallel"', "autotp_size and autotp_size > 0")
 
 
 @dataclass
