@@ -358,7 +358,7 @@ def _aggregate_nodes(record: dict, out_dir: str, rc: int, log_path: str) -> str:
         first = where[min(where)]
         if "local_world_size" in first:
             nodes["procs_per_node"] = first["local_world_size"]
-        if "group_rank" in first:
+        if "group_rank" in first:  # the launcher's node rank (torchrun's c10d assigns its own, whatever --node-rank)
             nodes["node_rank"] = first["group_rank"]
     record["world_size"] = next((r["world_size"] for r in results.values() if r.get("world_size")),
                                 record["world_size"])
