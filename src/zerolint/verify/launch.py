@@ -67,8 +67,8 @@ class Nodes:
         out = {"launcher": self.launcher, "nnodes": self.nnodes, "procs_per_node": self.procs_per_node,
                "world_size": self.world_size}
         if self.launcher == "torchrun":
-            out.update(node_rank_option=self.node_rank, rdzv_endpoint=self.rdzv_endpoint, rdzv_backend=self.rdzv_backend,
-                       rdzv_id=self.rdzv_id)
+            out.update(node_rank_option=self.node_rank, rdzv_endpoint=self.rdzv_endpoint,
+                       rdzv_backend=self.rdzv_backend, rdzv_id=self.rdzv_id)
         if self.hostfile is not None:
             out.update(hostfile=self.hostfile, hosts=[h.name for h in self.hosts])
         if self.task_env:
