@@ -184,7 +184,7 @@ def test_commands(tmp_path):
     ds = plan_nodes("deepspeed", 2, hostfile=hosts, master_addr="10.0.0.1", environ={})
     assert command(ds, "py", "LL", str(spec), "/w/out", 29500) == [
         "py", "-m", "LL", "deepspeed.launcher.runner", "--hostfile", hosts, "--num_nodes", "2", "--num_gpus", "2",
-        "--master_port", "29500", "--master_addr", "10.0.0.1", "--module", *rank, "--spec-b64", b64]
+        "--master_port", "29500", "--master_addr", "10.0.0.1", "--module", "LL", *rank, "--spec-b64", b64]
     srun = plan_nodes("srun", 2, nnodes=3, environ={}, which=lambda name: "/usr/bin/srun")
     assert command(srun, "py", "LL", str(spec), "/w/out", None) == [
         "py", "-m", "zerolint.verify.launch", "exec", "srun", "--nodes=3", "--ntasks-per-node=2",
@@ -326,3 +326,30 @@ def test_cli_usage_errors(tmp_path):
         p = subprocess.run([sys.executable, "-m", "zerolint", "verify", str(cfg), "--cpu", *args],
                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
         assert (p.returncode, p.stderr.strip().splitlines()[-1]) == (2, f"zerolint: error: {message}"), p.stderr
+
+
+@NEEDS_DS
+@pytest.mark.slow
+def test_a_rank_on_another_host(env, tmp_path):
+    """What a rank on another host does (the deepspeed launcher, srun): the spec inline, the run's directory made
+    because it is not there, and removed with this rank's files afterwards (nobody collects them on that host)."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"config": GOOD, "model": {"vocab": 512, "hidden": 64, "layers": 2, "heads": 4,
+                                                          "seq": 32}, "steps": 1, "client_optimizer": "AdamW",
+                                "client_optimizer_args": {"lr": 1e-4}, "accelerator": "cpu", "fp16": False,
+                                "zero_stage": 2, "hf": None}))
+    out = tmp_path / "zerolint-verify-elsewhere" / "out"
+    rank_env = {**env, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "RANK": "0", "WORLD_SIZE": "1",
+                "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"}
+    p = subprocess.run([sys.executable, "-m", "zerolint.verify.launch", "rank", "--out", str(out), "--spec-b64",
+                        spec_b64(str(spec))], capture_output=True, text=True, env=rank_env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert not (tmp_path / "zerolint-verify-elsewhere").exists()
+    out.mkdir(parents=True)  # this host's run directory: the files stay for zerolint to read
+    p = subprocess.run([sys.executable, "-m", "zerolint.verify.launch", "rank", "--out", str(out), "--spec",
+                        str(spec)], capture_output=True, text=True, env=rank_env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads((out / "result-rank0.json").read_text())["status"] == "pass"
+    node = json.loads((out / "node-rank0.json").read_text())
+    assert {k: node[k] for k in ("rank", "remote", "local_rank", "local_world_size", "world_size")} == {
+        "rank": 0, "remote": False, "local_rank": 0, "local_world_size": 1, "world_size": 1}

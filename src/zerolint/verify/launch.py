@@ -292,7 +292,7 @@ def command(nodes: Nodes, python: str, lifeline: str, spec_path: str, out_dir: s
                 str(nodes.procs_per_node), "--master_port", str(nodes.master_port or port)]
         if nodes.master_addr:
             args += ["--master_addr", nodes.master_addr]
-        return [python, "-m", lifeline, "deepspeed.launcher.runner", *args, "--module", *rank,
+        return [python, "-m", lifeline, "deepspeed.launcher.runner", *args, "--module", lifeline, *rank,
                 "--spec-b64", spec_b64(spec_path)]
     if nodes.launcher == "srun":
         # srun is not Python: `launch exec` ties it to zerolint (PR_SET_PDEATHSIG survives exec) and execs it.
