@@ -107,8 +107,10 @@ def test_hostfile_against_num_nodes_and_gpus(tmp_path):
     ({"nnodes": 2, "rdzv_endpoint": "n0:29400", "rdzv_backend": "static"},
      "--rdzv-backend static needs --node-rank R on every node"),
     ({"hostfile": "hosts"}, "--hostfile is DeepSpeed's launcher's: add --launcher deepspeed"),
-    ({"launcher": "deepspeed", "nnodes": 2}, "--nnodes is torchrun's (and --nnodes srun's): not with --launcher "
-                                             "deepspeed"),
+    ({"launcher": "deepspeed", "nnodes": 2}, "--nnodes is for torchrun and srun, not --launcher deepspeed (use "
+                                             "--num-nodes with --hostfile)"),
+    ({"launcher": "slurm", "nnodes": 2, "environ": SLURM},
+     "--nnodes is for torchrun and srun, not --launcher slurm (the tasks of the srun step are the ranks)"),
     ({"launcher": "deepspeed", "rdzv_endpoint": "n0:1"}, "--rdzv-endpoint is torchrun's: not with --launcher "
                                                          "deepspeed"),
     ({"launcher": "deepspeed", "num_nodes": 2}, "--num-nodes needs --hostfile FILE (the hosts DeepSpeed's launcher "

@@ -212,10 +212,12 @@ def plan_nodes(launcher: str | None, gpus: int, nnodes: int | None = None, node_
     given = lambda opts: [k for k, v in opts.items() if v is not None]  # noqa: E731
     if launcher != "deepspeed" and given(hostf):
         raise LaunchError(f"{given(hostf)[0]} is DeepSpeed's launcher's: add --launcher deepspeed")
-    if launcher != "torchrun" and (given(rdzv) or (nnodes is not None and launcher != "srun")):
-        opt = given(rdzv)[0] if given(rdzv) else "--nnodes"
-        raise LaunchError(f"{opt} is torchrun's{' (and --nnodes srun' + chr(39) + 's)' if opt == '--nnodes' else ''}"
-                          f": not with --launcher {launcher}")
+    if launcher != "torchrun" and given(rdzv):
+        raise LaunchError(f"{given(rdzv)[0]} is torchrun's: not with --launcher {launcher}")
+    if nnodes is not None and launcher not in ("torchrun", "srun"):
+        raise LaunchError(f"--nnodes is for torchrun and srun, not --launcher {launcher}"
+                          + (" (use --num-nodes with --hostfile)" if launcher == "deepspeed" else
+                             " (the tasks of the srun step are the ranks)"))
     if master_addr is not None and launcher not in ("deepspeed",):
         raise LaunchError(f"--master-addr is for --launcher deepspeed (torchrun: --rdzv-endpoint; Slurm: the first "
                           f"host of the allocation), not --launcher {launcher}")
