@@ -185,8 +185,23 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
                    "zerolint's replay of their fill (replay).")
 @click.option("--client-optimizer", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="Without an optimizer section, pass the one HF/Accelerate would (auto) or none.")
-@click.option("--launcher", type=click.Choice(["torchrun", "deepspeed"]), default="torchrun", show_default=True,
-              help="How several ranks are started.")
+@click.option("--launcher", type=click.Choice(["torchrun", "deepspeed", "slurm", "srun"]), default=None,
+              help="How several ranks are started: torchrun, the deepspeed launcher, one rank per task of an srun step "
+                   "(slurm), or srun called by zerolint [default: torchrun; slurm inside an srun step].")
+@click.option("--nnodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Nodes of a multi-node run (torchrun, with --rdzv-endpoint; srun); --gpus is ranks per node.")
+@click.option("--node-rank", type=click.IntRange(min=0), default=None, metavar="R", help="torchrun: this node's rank.")
+@click.option("--rdzv-endpoint", default=None, metavar="HOST:PORT", help="torchrun: where the nodes meet.")
+@click.option("--rdzv-backend", type=click.Choice(["c10d", "static"]), default=None,
+              help="torchrun's rendezvous backend [default: c10d].")
+@click.option("--rdzv-id", default=None, metavar="ID", help="torchrun: the job id, the same on every node.")
+@click.option("--hostfile", type=click.Path(), default=None, metavar="FILE",
+              help="--launcher deepspeed: DeepSpeed's hostfile ('HOST slots=N' lines); it ssh-es to the hosts.")
+@click.option("--num-nodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="--launcher deepspeed: use the first N hosts of --hostfile.")
+@click.option("--master-addr", default=None, metavar="HOST", help="--launcher deepspeed: rank 0's address.")
+@click.option("--master-port", type=click.IntRange(min=1, max=65535), default=None, metavar="PORT",
+              help="deepspeed, slurm, srun: the port rank 0 listens on [default: a free one; Slurm: from the job id].")
 @click.option("--no-cache", is_flag=True, help="Run even if this config was verified here before.")
 @click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json", "sarif"]),
               help="Output format (repeatable).")
@@ -207,7 +222,8 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
-               prepare, target, precision, training_args, hf_mode, client_optimizer, launcher, no_cache, formats,
+               prepare, target, precision, training_args, hf_mode, client_optimizer, launcher, nnodes, node_rank,
+               rdzv_endpoint, rdzv_backend, rdzv_id, hostfile, num_nodes, master_addr, master_port, no_cache, formats,
                outputs, fail_on, select, ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
@@ -224,7 +240,9 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
                          client_optimizer=client_optimizer, unsafe_fixes=unsafe_fixes, prefer=prefer,
                          fail_on=fail_on, select=select_codes, ignore=ignore_codes, isolated=isolated,
                          config_file=config_file, quiet=quiet, color=not no_color, keep=keep,
-                         training_args=training_args, hf=hf_mode)
+                         training_args=training_args, hf=hf_mode, nnodes=nnodes, node_rank=node_rank,
+                         rdzv_endpoint=rdzv_endpoint, rdzv_backend=rdzv_backend, rdzv_id=rdzv_id, hostfile=hostfile,
+                         num_nodes=num_nodes, master_addr=master_addr, master_port=master_port)
     try:
         if prepare:
             code = prepare_ops(list(configs), opts)

@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import click
 
@@ -24,6 +24,7 @@ from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # 
 from ..verify import cache
 from ..verify.hf_args import TrainingArgs, TrainingArgsError, read_training_args
 from ..verify.hf_plan import build_hf_plan, hf_fill_changes, hf_versions
+from ..verify.launch import LaunchError, Nodes, plan_nodes
 from ..verify.ops import build_ops
 from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text, verdict
 from ..verify.resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
@@ -48,7 +49,18 @@ class VerifyOptions:
     formats: tuple = ("text",)
     outputs: tuple = ()
     no_cache: bool = False
-    launcher: str = "torchrun"
+    launcher: str | None = None  # torchrun | deepspeed | slurm | srun; None: torchrun, or slurm inside an srun step
+    # More than one node (zerolint/verify/launch.py): torchrun's rendezvous, DeepSpeed's hostfile, srun's nodes.
+    nnodes: int | None = None
+    node_rank: int | None = None
+    rdzv_endpoint: str | None = None
+    rdzv_backend: str | None = None
+    rdzv_id: str | None = None
+    hostfile: str | None = None
+    num_nodes: int | None = None
+    master_addr: str | None = None
+    master_port: int | None = None
+    nodes: Nodes | None = None  # the checked multi-node request (with_nodes), None on one node
     precision: str = "bf16"
     client_optimizer: str = "auto"
     unsafe_fixes: bool = False
@@ -63,6 +75,32 @@ class VerifyOptions:
     keep: str | None = None  # keep the run's files (spec, log, results) under this directory
     training_args: str | None = None  # --training-args FILE (JSON/YAML TrainingArguments fields; hf_args.py)
     hf: str = "auto"  # auto: the real HF Trainer/Accelerate for hf/accelerate when [hf] is installed | replay
+
+    @property
+    def ranks(self) -> int:
+        """The world size of the job: every node's ranks (the batch sizes and the cache key are per world size)."""
+        return self.nodes.world_size if self.nodes is not None else self.gpus
+
+    @property
+    def run_launcher(self) -> str:
+        return self.nodes.launcher if self.nodes is not None else (self.launcher or "torchrun")
+
+
+def with_nodes(opts: VerifyOptions) -> VerifyOptions:
+    """`opts` with its multi-node request checked (launch.plan_nodes); a usage error for an impossible one. A
+    multi-node run never answers from the result cache: every node must join the launch, or the others wait."""
+    try:
+        nodes = plan_nodes(opts.launcher, opts.gpus, nnodes=opts.nnodes, node_rank=opts.node_rank,
+                           rdzv_endpoint=opts.rdzv_endpoint, rdzv_backend=opts.rdzv_backend, rdzv_id=opts.rdzv_id,
+                           hostfile=opts.hostfile, num_nodes=opts.num_nodes, master_addr=opts.master_addr,
+                           master_port=opts.master_port)
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    if nodes is None:
+        return opts
+    if opts.compare_fix:
+        raise UsageError(f"--compare-fix runs twice; a multi-node run (--launcher {nodes.launcher}) runs once")
+    return replace(opts, nodes=nodes, no_cache=True)
 
 
 class Progress:
@@ -174,13 +212,13 @@ def _plan_of(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmp
     model = model_spec(parse_params(opts.params), opts.seq_len)
     versions = hf_versions()
     if target in ("hf", "accelerate") and opts.hf != "replay" and versions is not None:
-        plan = build_hf_plan(data, target=target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+        plan = build_hf_plan(data, target=target, world_size=opts.ranks, steps=opts.steps, precision=opts.precision,
                              accelerator=accelerator, model=model, tmpdir=tmpdir, training_args=args)
         who = "the HF Trainer" if target == "hf" else "Accelerate"
         plan.changes.insert(0, Change("", f'"auto" is filled and checked by {who} itself (transformers '
                                           f"{versions['transformers']}, accelerate {versions['accelerate']})"))
         return plan
-    plan = build_plan(data, target=target, world_size=opts.gpus, steps=opts.steps, precision=opts.precision,
+    plan = build_plan(data, target=target, world_size=opts.ranks, steps=opts.steps, precision=opts.precision,
                       model=model, tmpdir=tmpdir, client_optimizer=opts.client_optimizer, training_args=args)
     if target in ("hf", "accelerate"):
         why = "--hf replay" if opts.hf == "replay" else "transformers/accelerate are not installed: pip install " \
@@ -250,7 +288,7 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
     view = View(doc, settings)
     data, reader_error = _read_for_deepspeed(doc, view.target)
     rep = RunReport(label=label, path=path, doc=doc, view=view, plan=None, record={}, static=list(static))
-    base = {"accelerator": accelerator, "world_size": opts.gpus, "timeout_s": opts.timeout,
+    base = {"accelerator": accelerator, "world_size": opts.ranks, "timeout_s": opts.timeout,
             "versions": {"deepspeed": cache.package_version("deepspeed"), "torch": cache.package_version("torch")}}
     if reader_error is not None:
         rep.record = {**base, "status": "fail", "phase": "parse", "error": reader_error, "wall_s": 0.0}
@@ -262,8 +300,8 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
         key = cache.result_key({
             "plan": json.loads(json.dumps(plan.to_json()).replace(nvme_dir, "<tmp>")), "zerolint": __version__,
             "deepspeed": base["versions"]["deepspeed"],
-            "torch": base["versions"]["torch"], "device": device_kind, "world_size": opts.gpus,
-            "launcher": opts.launcher if opts.gpus > 1 else "single",
+            "torch": base["versions"]["torch"], "device": device_kind, "world_size": opts.ranks,
+            "launcher": opts.run_launcher if opts.ranks > 1 else "single",
         })
         record = None if opts.no_cache else cache.load(key)
     except BaseException:
@@ -303,8 +341,9 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
                 record = {**p.base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"]}
             else:
                 record = run_plan(p.plan, RunOptions(
-                    accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher, timeout=opts.timeout,
-                    extensions_dir=ext_dir, progress=progress, cleanup=(p.nvme_dir,),
+                    accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
+                    timeout=opts.timeout, extensions_dir=ext_dir, progress=progress, cleanup=(p.nvme_dir,),
+                    nodes=opts.nodes,
                     keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
             record["build"] = build
         finally:
@@ -394,6 +433,7 @@ def run(config: str, opts: VerifyOptions) -> int:
             parse_params(opts.params)
         except ValueError as e:
             raise UsageError(f"--params: {e}") from None
+    opts = with_nodes(opts)
     accelerator, device_kind = _device(opts)
     pipeline = pipeline_for([config], opts)
     setup, res = static_phase(pipeline, config)
@@ -483,6 +523,9 @@ def run_several(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> int:
     _need_torch_and_deepspeed()
     if opts.compare_fix or opts.keep:
         raise UsageError(f"{'--compare-fix' if opts.compare_fix else '--keep'} takes one CONFIG")
+    nodes = with_nodes(opts).nodes
+    if nodes is not None:  # a second config's launch would meet the first one's on the other nodes
+        raise UsageError(f"a multi-node run (--launcher {nodes.launcher}) takes one CONFIG")
     if opts.params is not None:
         try:
             parse_params(opts.params)
@@ -530,7 +573,7 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
                 records[i] = {**prepared[i].base, "status": "build-timeout", "phase": build["phase"],
                               "wall_s": build["wall_s"], "build": build}
             todo = []
-        run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher,
+        run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
                               timeout=opts.timeout, extensions_dir=ext_dir,
                               cleanup=tuple(prepared[i].nvme_dir for i in todo))
 

@@ -210,6 +210,8 @@ def run_json(rep: RunReport) -> dict[str, Any]:
         "command": rec.get("command"),
         "timeout_s": rec.get("timeout_s"),
     }
+    if rec.get("nodes") is not None:  # a multi-node run (verify/launch.py): launcher, nodes, whose result decided
+        out["nodes"] = rec["nodes"]
     if rep.mapped is not None:
         d = next((x for x in rep.verify if x.code == codes.FAILED.code), None)
         out["failure"] = {"stage": rep.mapped.stage, "message": rep.mapped.message, "pointer": rep.mapped.pointer,
@@ -253,6 +255,12 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
     """(style, text) lines for one run."""
     rec, lines = rep.record, []
     lines.append(("bold", _header(rep)))
+    nodes = rec.get("nodes")
+    if nodes:  # only this node's results are visible here (verify/launch.py)
+        lines.append(("", f"  nodes:     {nodes.get('nnodes')} node{'s' if nodes.get('nnodes') != 1 else ''} x "
+                          f"{nodes.get('procs_per_node')} rank{'s' if nodes.get('procs_per_node') != 1 else ''} "
+                          f"through {nodes.get('launcher')}; ranks here: {nodes.get('local_ranks')}; the verdict "
+                          f"rests on {nodes.get('verdict_from')}"))
     if rep.plan is not None:
         m = rep.plan.model
         lines.append(("", f"  job:       causal transformer, {m.params / 1e6:.2f} M parameters (hidden {m.hidden}, "

@@ -7,6 +7,9 @@ Process model (docs/verify.md):
 - several ranks: `python -m torch.distributed.run --standalone --nproc_per_node N -m zerolint.verify.child`, or
   the `deepspeed` launcher (`python -m deepspeed.launcher.runner --num_gpus N --module ...`; it appends
   --local_rank, which the child accepts);
+- several nodes (zerolint/verify/launch.py): torchrun with --nnodes/--rdzv-endpoint, the deepspeed launcher with
+  a hostfile, one rank per Slurm task, or srun; each rank starts through `python -m zerolint.verify.launch rank`.
+  Only this node's results are here: rank 0's decides when it ran here, else this node's ranks decide;
 - the child starts a new session (its own process group). Every process of the run carries
   ZEROLINT_VERIFY_RUN=<id> in its environment; on timeout (or Ctrl-C, SIGTERM, SIGHUP, or leftovers after exit)
   each such process and its process group get SIGTERM, then SIGKILL. torchrun starts its workers in sessions of
@@ -33,6 +36,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from . import cache, sandbox
+from .launch import Nodes
+from .launch import command as nodes_command
 from .lifeline import CLEANUP_VAR, PARENT_VAR
 from .procs import kill_run, processes_of
 from .resolve import Plan, normalize_arch_list
@@ -53,6 +58,7 @@ class RunOptions:
     progress: Callable[[str], None] | None = None
     keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
     cleanup: tuple[str, ...] = ()  # more temp dirs of this verify, removed by the reaper if zerolint is killed
+    nodes: Nodes | None = None  # a multi-node run (launch.py); world_size is then this node's ranks
 
 
 class Interrupted(KeyboardInterrupt):
@@ -163,7 +169,9 @@ def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None
     # Make sure the child imports this zerolint (installed or not).
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if opts.world_size == 1:
+    if opts.nodes is not None:
+        env.update(opts.nodes.task_env)  # Slurm: this task's rank (launch.slurm_env); the launchers set their own
+    elif opts.world_size == 1:
         env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1",
                     "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"})
     return env
@@ -174,6 +182,10 @@ LIFELINE = "zerolint.verify.lifeline"  # `python -m LIFELINE MODULE ARGS`: MODUL
 
 def command(opts: RunOptions, spec_path: str, out_dir: str, port: int | None) -> list[str]:
     child = [LIFELINE, "zerolint.verify.child", "--spec", spec_path, "--out", out_dir]
+    if opts.nodes is not None and opts.nodes.launcher == "slurm":  # this task is one rank, its variables set
+        return [opts.python, "-m", LIFELINE, "zerolint.verify.launch", "rank", "--spec", spec_path, "--out", out_dir]
+    if opts.nodes is not None:
+        return nodes_command(opts.nodes, opts.python, LIFELINE, spec_path, out_dir, port)
     if opts.world_size == 1:
         return [opts.python, "-m", *child]
     if opts.launcher == "deepspeed":
@@ -255,9 +267,11 @@ def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[
     record: dict = {"run_id": run_id, "world_size": opts.world_size, "accelerator": opts.accelerator,
                     "launcher": opts.launcher if opts.world_size > 1 else "single", "timeout_s": opts.timeout,
                     "jit_pending": pending}
+    if opts.nodes is not None:
+        record.update(world_size=opts.nodes.world_size, launcher=opts.nodes.launcher, nodes=opts.nodes.to_json())
     if opts.keep_dir is not None:
         record["workdir"] = work
-    for attempt in range(2):
+    for attempt in range(2 if opts.nodes is None else 1):  # other nodes cannot follow a retry on another port
         port = free_port() if (opts.world_size == 1 or opts.launcher == "deepspeed") else None
         cmd = command(opts, spec_path, out_dir, port)
         record["command"] = cmd
@@ -310,6 +324,8 @@ def _launch(cmd, env, log_path, out_dir, opts: RunOptions, say, record: dict) ->
     if processes_of(record["run_id"]):
         kill_run(None, record["run_id"])
     record["returncode"] = rc
+    if opts.nodes is not None:
+        return _aggregate_nodes(record, out_dir, rc, log_path)
     ranks = []
     for r in range(opts.world_size):
         res = _read_json(os.path.join(out_dir, f"result-rank{r}.json"))
@@ -318,7 +334,49 @@ def _launch(cmd, env, log_path, out_dir, opts: RunOptions, say, record: dict) ->
     return _aggregate(record, ranks, rc, log_path)
 
 
-def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str) -> str:
+def _local_files(out_dir: str, kind: str) -> dict[int, dict]:
+    """{rank: kind-rank<R>.json} for the ranks that ran on this node."""
+    found = {}
+    for name in sorted(os.listdir(out_dir)):
+        stem = name[len(kind) + 5:-5] if name.startswith(f"{kind}-rank") and name.endswith(".json") else ""
+        if stem.isdigit():
+            data = _read_json(os.path.join(out_dir, name))
+            if isinstance(data, dict):
+                found[int(stem)] = data
+    return found
+
+
+def _aggregate_nodes(record: dict, out_dir: str, rc: int, log_path: str) -> str:
+    """A multi-node run seen from this node: the other nodes' result files are on their hosts. Rank 0's result
+    decides when rank 0 ran here; else this node's ranks do, and the record says so (`nodes.verdict_from`)."""
+    results, where = _local_files(out_dir, "result"), _local_files(out_dir, "node")
+    local = sorted(results)
+    nodes = record["nodes"]
+    nodes["local_ranks"] = local
+    nodes["hosts"] = nodes.get("hosts") or sorted({w.get("host") for w in where.values() if w.get("host")})
+    if where:  # the launcher's view (launch.py run_rank): processes per node and this node's rank
+        first = where[min(where)]
+        if "local_world_size" in first:
+            nodes["procs_per_node"] = first["local_world_size"]
+        if "group_rank" in first:  # the launcher's node rank (torchrun's c10d assigns its own, whatever --node-rank)
+            nodes["node_rank"] = first["group_rank"]
+    record["world_size"] = next((r["world_size"] for r in results.values() if r.get("world_size")),
+                                record["world_size"])
+    nodes["world_size"] = record["world_size"]
+    nodes["verdict_from"] = ("rank 0" if 0 in results else
+                             f"this node's ranks {local} (rank 0 ran on another node)" if local else "none")
+    ordered = ([results[0]] if 0 in results else []) + [results[r] for r in local if r != 0]
+    # Ranks this node should have: torchrun starts --gpus here, a Slurm task one; the deepspeed launcher and srun
+    # place ranks on hosts of their choosing, so what ran here is all there is to count.
+    expected = {"torchrun": record["nodes"]["procs_per_node"], "slurm": 1}.get(nodes["launcher"], len(local))
+    status = _aggregate(record, ordered, rc, log_path, expected=expected)
+    if not ordered and status == "crash" and nodes["launcher"] in ("deepspeed", "srun"):
+        record["error"]["message"] += (" on this host: rank 0 runs on the first host of the hostfile (deepspeed) or "
+                                       "of the allocation (srun); run zerolint verify there")
+    return status
+
+
+def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str, expected: int | None = None) -> str:
     if not ranks:
         tail = _tail(log_path)
         if "EADDRINUSE" in tail or "address already in use" in tail.lower():
@@ -339,10 +397,11 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str) -> str:
         record.update(status="fail", phase=f.get("phase"), error=f.get("error"), failed_rank=f.get("rank"))
     elif all(r.get("status") == "skip" for r in ranks):
         record.update(status="skip", reason=r0.get("reason"))
-    elif len(ranks) < record["world_size"]:
+    elif len(ranks) < (record["world_size"] if expected is None else expected):
+        expected = record["world_size"] if expected is None else expected
         record.update(status="crash", phase="unknown", error={
-            "type": "ChildExited", "message": f"only {len(ranks)} of {record['world_size']} ranks wrote a result "
-                                              f"(exit code {rc})"})
+            "type": "ChildExited", "message": f"only {len(ranks)} of {expected} ranks wrote a result "
+                                              f"{'on this node ' if 'nodes' in record else ''}(exit code {rc})"})
     else:
         record["status"] = "pass"
     record["facts"] = r0.get("facts", {})
