@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--subset", type=int, default=None, help="a deterministic spread of this many configs")
     ap.add_argument("--accelerator", default=os.environ.get("DS_ACCELERATOR", "cpu"), choices=("cpu", "cuda"))
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per config")
+    ap.add_argument("--jobs", type=int, default=1, help="configs run side by side (forks of one warm server)")
     ap.add_argument("--out", help="save the configs and DeepSpeed's runs to this JSON file")
     ap.add_argument("--from", dest="from_file", help="compare a saved run instead of running DeepSpeed")
     ap.add_argument("--write-doc", action="store_true", help="put the table into docs/runtime-differential.md")
@@ -112,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         with RuntimeRunner(args.accelerator, timeout=args.timeout) as runner:
             hello = {"accelerator": args.accelerator, **runner.info.get("versions", {}),
                      "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-                     "count": args.count, "seed": args.seed, "subset": args.subset}
-            outcomes = compare.run(todo, runner, allow, progress=lambda i: print(
+                     "count": args.count, "seed": args.seed, "subset": args.subset, "jobs": args.jobs}
+            outcomes = compare.run(todo, runner, allow, jobs=args.jobs, progress=lambda i: print(
                 f"\r{i}/{len(todo)}", end="", file=sys.stderr, flush=True))
             print(file=sys.stderr)
         if args.out:

@@ -267,7 +267,7 @@ def compare(case: Any, run: Any, diagnostics: list, allow: list[AllowEntry], acc
     return o
 
 
-def run(cases: list, runner, allow: list[AllowEntry] | None = None, progress=None) -> list[Outcome]:
+def run(cases: list, runner, allow: list[AllowEntry] | None = None, progress=None, jobs: int = 1) -> list[Outcome]:
     """DeepSpeed's runs and zerolint's diagnostics for every case, compared (zerolint lints while the first
     config runs)."""
     allow = load_allowlist() if allow is None else allow
@@ -280,7 +280,7 @@ def run(cases: list, runner, allow: list[AllowEntry] | None = None, progress=Non
             diags.append(lint(c.data))
             seconds.append(time.perf_counter() - t)
 
-    runs = runner.run_all([c.data for c in cases], while_waiting=lint_all, progress=progress)
+    runs = runner.run_all([c.data for c in cases], while_waiting=lint_all, progress=progress, jobs=jobs)
     outcomes = [compare(c, r, d, allow, runner.accelerator) for c, r, d in zip(cases, runs, diags)]
     for o, t in zip(outcomes, seconds):
         o.lint_seconds = t

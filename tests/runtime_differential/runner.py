@@ -200,32 +200,44 @@ class RuntimeRunner:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run_all(self, datas: list[bytes], while_waiting: Callable[[], None] | None = None,
-                progress: Callable[[int], None] | None = None) -> list[Run]:
-        """Every config's run, in order, one at a time. `while_waiting` runs between submitting the first config and
-        waiting for it (the zerolint side, so that the two use both cores)."""
+                progress: Callable[[int], None] | None = None, jobs: int = 1) -> list[Run]:
+        """Every config's run, in input order. `jobs` configs run side by side (each its own fork of the warm
+        server, its own port and directory; the CI run uses 1). `while_waiting` runs once the first config is
+        submitted (the zerolint side, so that the two use both cores)."""
         import time
 
-        runs: list[Run] = []
-        for i, data in enumerate(datas):
-            work = tempfile.mkdtemp(prefix=f"c{i}-", dir=self.tmp)
-            path, cfg, neutralised = prepare(data, work)
-            spec, client = spec_for(path, cfg, self.accelerator)
-            t = time.monotonic()
-            job = self.server.submit(spec, self.timeout)
-            if i == 0 and while_waiting is not None:
+        runs: list[Run | None] = [None] * len(datas)
+        running: dict[str, tuple] = {}  # job id -> (index, job, work dir, client, neutralised, start)
+        next_i, finished = 0, 0
+        waited = False
+        while finished < len(datas):
+            while next_i < len(datas) and len(running) < max(1, jobs):
+                work = tempfile.mkdtemp(prefix=f"c{next_i}-", dir=self.tmp)
+                path, cfg, neutralised = prepare(datas[next_i], work)
+                spec, client = spec_for(path, cfg, self.accelerator)
+                job = self.server.submit(spec, self.timeout)
+                running[job.id] = (next_i, job, work, client, neutralised, time.monotonic())
+                next_i += 1
+            if not waited and while_waiting is not None:
                 while_waiting()
-            result = self.server.wait(job)
-            self.server.forget(job)
-            shutil.rmtree(work, ignore_errors=True)
-            phase, step = phase_of(result)
-            runs.append(Run(phase, step, _short_error(result.get("error") or {}) if phase != "ran" else {},
-                            result.get("facts") or {}, client, neutralised, round(time.monotonic() - t, 3),
-                            result.get("skipped_steps")))
-            if progress:
-                progress(i + 1)
+                waited = True
+            for job in self.server.poll():
+                if job.id not in running:
+                    continue
+                i, _, work, client, neutralised, t = running.pop(job.id)
+                result = self.server.result(job)
+                self.server.forget(job)
+                shutil.rmtree(work, ignore_errors=True)
+                phase, step = phase_of(result)
+                runs[i] = Run(phase, step, _short_error(result.get("error") or {}) if phase != "ran" else {},
+                              result.get("facts") or {}, client, neutralised, round(time.monotonic() - t, 3),
+                              result.get("skipped_steps"))
+                finished += 1
+                if progress:
+                    progress(finished)
         if not datas and while_waiting is not None:
             while_waiting()
-        return runs
+        return [r for r in runs if r is not None]
 
 
 if __name__ == "__main__":  # python tests/runtime_differential/runner.py CONFIG... : what DeepSpeed does with each
