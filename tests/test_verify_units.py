@@ -398,3 +398,21 @@ def test_reaper_removes_only_the_runs_temp_dirs(tmp_path):
     t = time.monotonic()
     reap(int(gone.stdout), [str(ours), str(other), "relative/zerolint-x"])
     assert not ours.exists() and (other / "sub").is_dir() and time.monotonic() - t < 5
+
+
+def test_free_port_is_below_the_ephemeral_range_and_skips_ports_in_use():
+    """MASTER_PORT comes from below the kernel's ephemeral range (an outgoing connection of another run cannot take
+    it between the check and the child's bind) and is never a port a running job holds (warm runner, --jobs N)."""
+    import socket
+
+    from zerolint.verify.runner import ephemeral_range, free_port
+
+    low, _ = ephemeral_range()
+    first = free_port()
+    assert 10000 <= first < low
+    second = free_port({first})
+    assert second != first and 10000 <= second < low
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:  # a port something listens on is skipped
+        held.bind(("127.0.0.1", first))
+        held.listen()
+        assert free_port() != first

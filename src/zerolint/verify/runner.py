@@ -33,7 +33,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 from . import cache, sandbox
 from .launch import Nodes
@@ -100,8 +100,39 @@ def signals_as_interrupt() -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+def ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel hands out for outgoing connections and bind(0) (Linux: ip_local_port_range)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low, high = (int(x) for x in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default; other systems use a range above it (49152-65535)
+
+
+def free_port(avoid: Collection[int] = ()) -> int:
+    """A port for MASTER_PORT that nothing listens on, outside the ephemeral range and not in `avoid` (the ports of
+    runs still going). A port from the ephemeral range (bind to port 0) can be taken, between this check and the
+    child's bind, by any outgoing connection on the machine, the gloo/NCCL sockets of other runs included: with
+    several configs side by side that happened (EADDRINUSE in 12 of 404 runs on an H200 with 6 jobs). Ports below
+    the range are only ever taken by a process that binds them by number. The scan starts at a place derived from
+    our pid, so that two zerolint processes do not try the same ports in the same order."""
+    low = 10000
+    high = min(ephemeral_range()[0], 65536)
+    span = high - low
+    if span > 100:
+        start = (os.getpid() * 7919) % span
+        for i in range(200):
+            port = low + (start + i * 97) % span
+            if port in avoid:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # no room below the range: let the kernel pick
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

@@ -53,6 +53,7 @@ class Job:
     out: str
     timeout: float
     progress: Callable[[str], None] | None = None
+    port: int = 0  # its MASTER_PORT
     pid: int | None = None
     started: float = field(default_factory=time.monotonic)
     deadline: float = 0.0
@@ -170,11 +171,11 @@ class WarmServer:
         os.makedirs(tmp)
         if env is None:
             opts = RunOptions(accelerator=self.accelerator, extensions_dir=self.extensions_dir)
-            env = child_env(None, opts, uuid.uuid4().hex[:16], free_port())
+            env = child_env(None, opts, uuid.uuid4().hex[:16], free_port(self.ports_in_use()))
         env = {**env, "TMPDIR": tmp}
         env.pop(CLEANUP_VAR, None)  # the server's reaper cleans the whole warm directory
         job = Job(id=job_id, run_id=env["ZEROLINT_VERIFY_RUN"], work=work, out=out, timeout=timeout,
-                  progress=progress)
+                  progress=progress, port=int(env.get("MASTER_PORT") or 0))
         job.deadline = time.monotonic() + timeout
         self.jobs[job_id] = job
         self._send({"op": "run", "id": job_id, "spec": spec, "out": out, "work": work, "env": env})
@@ -213,6 +214,10 @@ class WarmServer:
                     job.exit = {"event": "exit", "id": job.id, "rc": None, "signal": None, "server_gone": True}
                     ended.append(job)
         return ended
+
+    def ports_in_use(self) -> set[int]:
+        """The MASTER_PORTs of the jobs still running: a new job must not get one of them."""
+        return {job.port for job in self.jobs.values() if not job.done and job.port}
 
     def wait(self, job: Job) -> dict:
         """Block until `job` ends; its per-rank result (child.py's result-rank0.json), or a crash/timeout one."""
@@ -321,7 +326,7 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
                 started(i)
             pending = [op for op in needed_ops(plan, opts.accelerator) if not is_built(opts.extensions_dir, op)]
             before = cache.built_ops(opts.extensions_dir)
-            env = child_env(plan, opts, uuid.uuid4().hex[:16], free_port())
+            env = child_env(plan, opts, uuid.uuid4().hex[:16], free_port(server.ports_in_use()))
             job = server.submit(spec_of(plan, opts.accelerator), opts.timeout, env=env, progress=say)
             job.pending, job.before = pending, before
             running[job.id] = i
