@@ -120,12 +120,19 @@ def _auto_dropped(d, facts, cfg) -> bool | None:
     return None
 
 
+def _offload_ignored_at_stage_0(d, facts, cfg) -> bool | None:
+    """ZL202's silent case: ZeRO off and no CPU optimizer built, so nothing is offloaded."""
+    return facts.get("zero_stage") == 0 and not facts.get("optimizer_offload") and \
+        facts.get("optimizer_inner") not in ("DeepSpeedCPUAdam", "DeepSpeedCPUAdagrad", "DeepSpeedCPULion")
+
+
 def _clipping_default(d, facts, cfg) -> bool | None:
     return facts.get("gradient_clipping") == 1.0
 
 
 PREDICATES: dict[str, Callable[[Any, dict, dict], bool | None]] = {
-    "ZL101": _misplaced, "ZL103": _unknown, "ZL201": _offload_param_below_3, "ZL207": _nvme_optimizer_below_3,
+    "ZL101": _misplaced, "ZL103": _unknown, "ZL201": _offload_param_below_3, "ZL202": _offload_ignored_at_stage_0,
+    "ZL207": _nvme_optimizer_below_3,
     "ZL302": _bfloat16_shadowed, "ZL501": _auto_dropped, "ZL705": _clipping_default,
 }
 
