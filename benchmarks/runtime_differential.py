@@ -77,6 +77,9 @@ def report(outcomes, allow, hello: dict, seconds: float) -> str:
     lines += ["", "```", *["\n".join([compare.describe(o, 300), ""]) for o in bad], "```"] if bad else []
     gaps = sorted({d.code for o in outcomes for d, s in o.silent if s == "gap"})
     lines += ["", "Silent claims with no predicate on the facts (gaps): " + (", ".join(gaps) or "none")]
+    reviewed = sorted({d.code for o in outcomes for d, s in o.silent if s == "reviewed"})
+    lines += ["", "Silent claims no fact can show, reviewed (compare.NO_FACT): " + (", ".join(
+        f"{c} ({compare.NO_FACT[c]})" for c in reviewed) or "none")]
     used = [f"{e.id} ({e.used})" for e in allow if e.used]
     lines += ["", "Allowlisted: " + (", ".join(used) or "none")]
     return "\n".join(lines)

@@ -236,6 +236,8 @@ def engine_facts(engine, torch, world: int) -> dict:
     if f["zero_param_offload"] and z3 and getattr(outer, "params_in_nvme_and_cpu", False):
         f["param_offload_device"] = "nvme"
     f["engine_device"] = str(engine.device)
+    aio = engine.aio_config() if hasattr(engine, "aio_config") else None  # what the NVMe swapper will use
+    f["aio_intra_op_parallelism"] = aio.get("intra_op_parallelism") if isinstance(aio, dict) else None
     if engine.fp16_enabled():
         scale = getattr(outer, "cur_scale", None) or getattr(getattr(outer, "loss_scaler", None), "cur_scale", None)
         f["loss_scale"] = float(scale) if scale is not None else None
