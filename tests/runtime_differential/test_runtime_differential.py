@@ -120,7 +120,7 @@ def test_silent_claims_hold_on_the_engine(outcomes):
     assert not bad, "a silent claim the engine's facts contradict: " + _show(bad)
     # Every silent claim is confirmed by a fact or reviewed (compare.NO_FACT): a rule with neither is a gap.
     gaps = sorted({d.code for o in outcomes for d, s in o.silent if s == "gap"})
-    assert not gaps, f"silent claims no predicate checks (add one to compare.PREDICATES, or a reason to NO_FACT): {gaps}"
+    assert not gaps, f"silent claims no predicate checks (add one to compare.PREDICATES or NO_FACT): {gaps}"
 
 
 def test_every_config_got_a_verdict(outcomes):
