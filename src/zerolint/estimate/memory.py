@@ -1009,12 +1009,12 @@ def _zero3_optimizer(b: _Parts) -> None:
     Pn, S, a, m, o, off_opt, torch_temp = b.Pn, b.S, b.a, b.m, b.o, b.off_opt, b.torch_temp
     states_name, states_f = b.states_name, b.states_f
     if off_opt == "none":
-        if plan.mixed or m != 4:
-            add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "gpu",
-                f"{m} B x Pn (fp32_partitioned_groups_flat, stage3.py:1170)", ALWAYS, True, "master")
-        else:
-            add("fp32 master parameters", 0, "gpu", "0: fp32 training updates the partition in place "
-                "(stage3.py:1162)", ALWAYS, True, "master")
+        # Also under fp32 training: the alias branch (stage3.py:1162) compares the partition's torch.device with
+        # self.device, a str (:333), which is never equal, so the partition is cloned (:1170).
+        add("fp32 master parameters" if m == 4 else "16-bit master parameters", m * Pn, "gpu",
+            f"{m} B x Pn (fp32_partitioned_groups_flat, stage3.py:1170; fp32 training too: :1162 would alias the "
+            "partition but compares its torch.device with the str self.device of :333, never equal)",
+            ALWAYS, True, "master")
         add(states_name, o * Pn, "gpu", states_f + ", created at the first step", TRAIN, True, "optimizer")
         add("fp32 gradient (per sub-group)", m * S, "gpu",
             f"{m} B x min(sub_group_size {_f(plan.sub_group_size)}, Pn) (_prepare_fp32_grad_for_sub_group)",
