@@ -226,13 +226,7 @@ def row(source: str, raw: dict[str, Any]) -> dict[str, Any]:
 # -- the document -----------------------------------------------------------------------------------------------------
 
 # What is known about a case that stays outside +-10 % (printed under "Outside +-10 %" while it does).
-RESIDUALS = {
-    "125M z3 fp32": "transformers GPT-2 trained in fp32 at ZeRO-3 on one GPU with torch AdamW: the measured peak is "
-                    "~0.5 GiB (about 4.5 B per parameter) above the buffers DeepSpeed's fp32 ZeRO-3 path allocates "
-                    "(stage3.py `_prepare_fp32_grad_for_sub_group` flattens the gradient partition into one fp32 "
-                    "copy; the partition is updated in place), while the bf16 and fp16 runs of the same model are "
-                    "within 2 %; the source of the extra 4.5 B/param has not been identified. Not re-measured.",
-}
+RESIDUALS: dict[str, str] = {}
 
 
 def _median(xs: list[float]) -> float | None:
@@ -387,7 +381,13 @@ def markdown(rows: list[dict[str, Any]], sources: list[str], descriptions: dict[
               "(:558-560, D x Pn), into whose freed segment both reduce buckets and the fp64 norm copies fit. "
               "With `overlap_comm` a second pool of 0.49 GiB (500 + 2 MiB) on DeepSpeed's reduction stream held "
               "the fp64 norm copies (set_norm_for_param_grad_in_gpu, :1886, under the stream of :2239-2240): the "
-              "whole difference in peak reserved (8.09 vs 7.60 GiB), modelled as the `reduction stream pool` row."]
+              "whole difference in peak reserved (8.09 vs 7.60 GiB), modelled as the `reduction stream pool` row.",
+              "- fp32 training at ZeRO-3 keeps an fp32 master copy of the partition (4 B x Pn): stage3.py:1162 "
+              "would let it alias the fp32 partition, but compares the partition's torch.device with "
+              "`self.device`, a str (:333), never equal, so :1170 clones it (tests/test_estimate_deepspeed.py "
+              "counts DeepSpeed's live partition-sized buffers on the CPU). The measured \"GPU after init\" of "
+              "125M z3 fp32 shows it: 3.25 GiB = partition, gradient partition and 4-byte reduce bucket (2.79 GiB) "
+              "+ 4 B x P (0.46 GiB). Before this row the case was 11 % above the estimate."]
     conc = concurrency_note(rows)
     if conc:
         lines += ["- Concurrent runs (several cases sharing a GPU, `concurrent` in the data) measure memory per "
