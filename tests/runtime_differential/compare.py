@@ -39,10 +39,18 @@ ORDER = {"parse": 0, "initialize": 1, "step": 2, "ran": 3}
 SILENT = re.compile(r"\bsilently\b|\bhas no effect\b|\bnothing is offloaded\b", re.IGNORECASE)
 
 
-def lint(data: bytes) -> list:
-    from differential.harness import lint as parse_lint
+def lint(data: bytes, torch: str | None = None) -> list:
+    """zerolint's diagnostics, as the parse differential lints (`--target deepspeed --world-size 1`), for the torch
+    version the run used (a rule's verdict may depend on it: ZL612), else the installed one."""
+    from differential.harness import zerolint_settings
 
-    return parse_lint(data)
+    from zerolint.base.record import replace
+    from zerolint.pipeline import lint_bytes
+
+    settings = zerolint_settings()
+    if torch:
+        settings = replace(settings, torch_version=torch)
+    return lint_bytes(data, "ds_config.json", settings).diagnostics
 
 
 def claimed_phase(d: Any) -> str | None:
@@ -296,10 +304,12 @@ def run(cases: list, runner, allow: list[AllowEntry] | None = None, progress=Non
     diags: list[list] = []
     seconds: list[float] = []
 
+    torch = (getattr(runner, "info", None) or {}).get("versions", {}).get("torch")
+
     def lint_all() -> None:
         for c in cases:
             t = time.perf_counter()
-            diags.append(lint(c.data))
+            diags.append(lint(c.data, torch))
             seconds.append(time.perf_counter() - t)
 
     runs = runner.run_all([c.data for c in cases], while_waiting=lint_all, progress=progress, jobs=jobs)

@@ -98,6 +98,24 @@ def installed_deepspeed() -> str | None:
     return None
 
 
+def installed_torch() -> str | None:
+    """The installed torch's version from its package metadata (torch is never imported: seconds, and it may
+    initialise a GPU), without a local suffix ("2.11.0+cu130" -> "2.11.0"); None when torch is not installed."""
+    from importlib import metadata  # only for the few rules that depend on torch's version
+
+    try:
+        return metadata.version("torch").split("+", 1)[0]
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def torch_version(settings) -> Version | None:
+    """The torch version a finding assumes: Settings.torch_version, else the installed one; None when unknown."""
+    asked = getattr(settings, "torch_version", None)
+    found = asked.split("+", 1)[0] if asked else installed_torch()
+    return Version(found) if found else None
+
+
 def schema_line(version: Version) -> str:
     """The schema line that describes `version`: its own, else the nearest one we ship."""
     if version.line in SCHEMA_LINES:

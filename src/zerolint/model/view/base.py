@@ -19,16 +19,18 @@ class Settings(Record):
     DEFAULT_DEEPSPEED_VERSION. What the HF Trainer / Accelerate bring besides the config (zerolint/integrations/hf.py):
     `training_args`, a TrainingArguments dump (`--training-args`, a dict with defaults filled), and `accelerate`, the
     Accelerate config YAML that names this file; `transformers_version`, None: the installed transformers (package
-    metadata), else model/trainer.py's newest. Model size and hardware for the memory rules (ZL801,
+    metadata), else model/trainer.py's newest; `torch_version`, None: the installed torch (package metadata), else
+    unknown (a rule whose verdict depends on it says so). Model size and hardware for the memory rules (ZL801,
     zerolint/estimate/memory.py); None: unknown, those rules stay quiet. `params` is a count or "7B"; `model` a
     Hugging Face config.json path; memory "80GB" or bytes."""
 
     _fields = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "transformers_version",
-               "params", "model", "gpu_memory", "host_memory", "gpus_per_node")
+               "torch_version", "params", "model", "gpu_memory", "host_memory", "gpus_per_node")
 
     def __init__(self, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
                  training_args: dict | None = None, accelerate: Any = None,
-                 transformers_version: str | None = None, params: int | str | None = None,
+                 transformers_version: str | None = None, torch_version: str | None = None,
+                 params: int | str | None = None,
                  model: str | None = None, gpu_memory: int | str | None = None, host_memory: int | str | None = None,
                  gpus_per_node: int | None = None) -> None:
         self.target = target
@@ -37,6 +39,7 @@ class Settings(Record):
         self.training_args = training_args
         self.accelerate = accelerate
         self.transformers_version = transformers_version
+        self.torch_version = torch_version
         self.params = params
         self.model = model
         self.gpu_memory = gpu_memory
