@@ -4,7 +4,8 @@
 #
 # What it downloads into .venv (once): the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8, transformers and
 # accelerate (the [hf] extra: tests/test_verify_hf.py, tests/test_hf_differential.py) and the test
-# tools (pytest, hypothesis, jsonschema, pydantic, pre-commit, import-linter, ruff). Where torch comes from:
+# tools (pytest, hypothesis, jsonschema, pydantic, pre-commit, import-linter, ruff, pygls and pytest-lsp for the
+# language server). Where torch comes from:
 #   TORCH_INDEX_URL  the index for torch alone (default https://download.pytorch.org/whl/cpu); its dependencies
 #                    come from PyPI, or from PIP_INDEX_URL when set
 #   TORCH_WHEEL      a path or URL of a torch 2.13.0 CPU wheel to install instead of asking an index
