@@ -68,10 +68,8 @@ def test_check_imports_nothing_it_does_not_need(tmp_path):
     assert not loaded, f"imported on a plain check: {sorted(loaded)}"
 
 
-def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
-    """The console script's plain check (cli/fast.py) runs without click, and without `dataclasses` (which brings
-    `inspect`, `ast`, `dis`, `tokenize`): the value classes on that path are plain classes (base/record.py). Both
-    cost a one-file check a large share of its time in a normal install (docs/benchmarks.md)."""
+def _console_script_check(tmp_path) -> list[str]:
+    """The modules a plain one-file check through the console script (cli/fast.py) leaves in sys.modules."""
     cfg = tmp_path / "ds.json"
     cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
     code = ("import os, sys\nos._exit = sys.exit\nfrom zerolint.cli.fast import main\ntry:\n"
@@ -80,7 +78,24 @@ def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split("\n")
     assert "All checks passed in 1 file." in out and "exit 0" in out
+    return out
+
+
+def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
+    """The console script's plain check (cli/fast.py) runs without click, and without `dataclasses` (which brings
+    `inspect`, `ast`, `dis`, `tokenize`): the value classes on that path are plain classes (base/record.py). Both
+    cost a one-file check a large share of its time in a normal install (docs/benchmarks.md)."""
+    out = _console_script_check(tmp_path)
     loaded = {m for m in out if m.split(".")[0] in (*LAZY, "click", "dataclasses", "inspect", "ast", "dis")}
+    assert not loaded, f"imported on a plain check through the console script: {sorted(loaded)}"
+
+
+def test_console_script_check_imports_no_typing(tmp_path):
+    """Nor `typing` (~4 ms with `contextlib`, `warnings`, `_typing`): annotations are strings (`from __future__
+    import annotations`), the ABCs come from `collections.abc`, and names only `typing` has (`Any`) are imported
+    under `if TYPE_CHECKING:` with a module-level `TYPE_CHECKING = False` (docs/CONTRIBUTING.md)."""
+    out = _console_script_check(tmp_path)
+    loaded = {m for m in out if m.split(".")[0] in ("typing", "_typing", "typing_extensions")}
     assert not loaded, f"imported on a plain check through the console script: {sorted(loaded)}"
 
 

@@ -33,10 +33,14 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from collections.abc import Callable
 from fnmatch import fnmatch
-from typing import Any, Callable
 
 from ..base.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAMES = (".zerolint.toml", "pyproject.toml")
 TARGETS = ("auto", "deepspeed", "hf", "accelerate")

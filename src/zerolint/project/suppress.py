@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..base.record import Record
 from ..model.diagnostics import Diagnostic
@@ -28,6 +28,10 @@ from ..model.document import Document, parse
 from ..rules.engine_rules import UNUSED_SUPPRESSION
 from ..rules.ruleset import RuleSet
 from .settings import ConfigError, ConfigFile, Project
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 BASELINE_FORMAT = 1
 
