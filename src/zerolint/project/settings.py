@@ -30,7 +30,6 @@ key and the file, and any of it is a `ConfigError` (exit code 2).
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
 from collections.abc import Callable
@@ -287,6 +286,8 @@ def load_config(path: str) -> ConfigFile | None:
         values[key] = VALIDATORS[key](where, key, value)
     cfg = ConfigFile(path, values)
     if values.get("extend-rules"):
+        import glob  # only for policy files (it brings contextlib)
+
         from .policy import PolicyError, load_policies
 
         files: list[str] = []
