@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -68,10 +69,8 @@ def test_check_imports_nothing_it_does_not_need(tmp_path):
     assert not loaded, f"imported on a plain check: {sorted(loaded)}"
 
 
-def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
-    """The console script's plain check (cli/fast.py) runs without click, and without `dataclasses` (which brings
-    `inspect`, `ast`, `dis`, `tokenize`): the value classes on that path are plain classes (base/record.py). Both
-    cost a one-file check a large share of its time in a normal install (docs/benchmarks.md)."""
+def _console_script_check(tmp_path) -> list[str]:
+    """The modules a plain one-file check through the console script (cli/fast.py) leaves in sys.modules."""
     cfg = tmp_path / "ds.json"
     cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
     code = ("import os, sys\nos._exit = sys.exit\nfrom zerolint.cli.fast import main\ntry:\n"
@@ -80,8 +79,51 @@ def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split("\n")
     assert "All checks passed in 1 file." in out and "exit 0" in out
+    return out
+
+
+def test_console_script_check_imports_no_click_and_no_dataclasses(tmp_path):
+    """The console script's plain check (cli/fast.py) runs without click, and without `dataclasses` (which brings
+    `inspect`, `ast`, `dis`, `tokenize`): the value classes on that path are plain classes (base/record.py). Both
+    cost a one-file check a large share of its time in a normal install (docs/benchmarks.md)."""
+    out = _console_script_check(tmp_path)
     loaded = {m for m in out if m.split(".")[0] in (*LAZY, "click", "dataclasses", "inspect", "ast", "dis")}
     assert not loaded, f"imported on a plain check through the console script: {sorted(loaded)}"
+
+
+def test_console_script_check_imports_no_typing_and_no_glob(tmp_path):
+    """Nor `typing` (~4 ms with `contextlib`, `warnings`, `_typing`): annotations are strings (`from __future__
+    import annotations`), the ABCs come from `collections.abc`, and names only `typing` has (`Any`) are imported
+    under `if TYPE_CHECKING:` with a module-level `TYPE_CHECKING = False` (docs/CONTRIBUTING.md). Nor `glob` (and
+    the `contextlib` it brings): only a quoted glob argument or a config's extend-rules needs it."""
+    out = _console_script_check(tmp_path)
+    loaded = {m for m in out if m.split(".")[0] in ("typing", "_typing", "typing_extensions", "glob", "contextlib")}
+    assert not loaded, f"imported on a plain check through the console script: {sorted(loaded)}"
+
+
+def test_plain_check_lists_the_rules_once_and_compiles_only_what_it_uses(tmp_path):
+    """A clean one-file check lists the rule package once (the pipeline's RuleSet serves --select's check and the
+    suppressions too) and compiles neither the escape class for printing config text nor the Accelerate-YAML
+    pattern that only a YAML found in a directory needs: `re` compiles those on first use."""
+    from zerolint.base.escape import _CONTROL
+    from zerolint.model.detect import _ACCELERATE_DEEPSPEED
+
+    cfg = tmp_path / "ds.json"
+    cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
+    code = ("import os, re, sys\nos._exit = sys.exit\ncompiled = set()\norig = re._compile\n"
+            "def spy(pattern, flags):\n    compiled.add(pattern)\n    return orig(pattern, flags)\n"
+            "re._compile = spy\n"
+            "from zerolint.rules import ruleset\nlisted = []\nload = ruleset.load_rules\n"
+            "def count(*a, **k):\n    listed.append(1)\n    return load(*a, **k)\n"
+            "ruleset.load_rules = count\n"
+            "from zerolint.cli.fast import main\ntry:\n    main(['check', sys.argv[1]])\n"
+            "except SystemExit as e:\n    print('exit', e.code)\n"
+            "print('listed', len(listed))\nprint(repr(sorted(compiled, key=repr)))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split("\n")
+    assert out[:3] == ["All checks passed in 1 file.", "exit 0", "listed 1"], out
+    compiled = ast.literal_eval(out[3])  # a list of str and bytes patterns
+    assert compiled and _CONTROL not in compiled and _ACCELERATE_DEEPSPEED not in compiled
 
 
 def _fake_rules(tmp_path, files: dict[str, str]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
 
 from .base.fsio import Limits, read_bytes
 from .base.record import Frozen, Record
@@ -21,6 +21,10 @@ from .model.document import Document, parse, parse_bytes
 from .model.view import Settings
 from .rules.engine import Selection, run_rules
 from .rules.ruleset import RuleSet
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Result(Record):

@@ -4,7 +4,6 @@ config: model/detect.py decides, pipeline.Pipeline.sources asks)."""
 
 from __future__ import annotations
 
-import glob
 import os
 from fnmatch import fnmatch
 
@@ -41,6 +40,8 @@ def expand(args: list[str], exclude: list[str] | None = None) -> tuple[list[tupl
             for p in sorted(found):
                 add(p, False)
         elif any(ch in arg for ch in "*?[") and not os.path.exists(arg):
+            import glob  # only for a quoted glob: it brings contextlib, and a plain check names its files
+
             matched = sorted(glob.glob(arg, recursive=True))
             if not matched:
                 problems.append(f"{arg}: no files match this pattern")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .record import Frozen, Record
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 _SLOT = {ch: i for i, ch in enumerate("abcdefghijklmnopqrstuvwxyz0123456789_")}  # any other character: slot 37
 

@@ -30,7 +30,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         first = pipeline.project.resolve(pipeline.first_path())
     except ConfigError as e:
         _fail(str(e))
-    known = first.ruleset()  # the built-in rules and the first file's policy rules
+    known = first.ruleset(pipeline.builtin)  # the built-in rules and the first file's policy rules
     check_rule_codes(list(options.select), "--select", known)
     check_rule_codes(list(options.ignore), "--ignore", known)
     check_rule_codes([c for c, _ in options.severity], "--severity", known)

@@ -24,8 +24,9 @@ from .document import OBJECT, Document, parse_bytes
 from .dsfacts.sections import TOP_LEVEL_KEYS
 
 # `accelerate config` writes these top-level keys for a DeepSpeed setup (accelerate/commands/config/cluster.py);
-# other YAML (CI workflows, Hydra configs, ...) is not picked.
-_ACCELERATE_DEEPSPEED = re.compile(rb"^(?:deepspeed_config\s*:|distributed_type\s*:\s*['\"]?DEEPSPEED\b)", re.M)
+# other YAML (CI workflows, Hydra configs, ...) is not picked. A pattern that `re` compiles (and caches) on first
+# use: only a YAML file found in a directory needs it, and a plain check imports this module for `Pick`.
+_ACCELERATE_DEEPSPEED = rb"(?m)^(?:deepspeed_config\s*:|distributed_type\s*:\s*['\"]?DEEPSPEED\b)"
 
 
 class Pick(Record):
@@ -45,7 +46,7 @@ class Pick(Record):
 
 def configures_deepspeed(yaml_data: bytes) -> bool:
     """Whether an Accelerate config YAML configures DeepSpeed (the keys `accelerate config` writes for it)."""
-    return _ACCELERATE_DEEPSPEED.search(yaml_data) is not None
+    return re.search(_ACCELERATE_DEEPSPEED, yaml_data) is not None
 
 
 def is_yaml(name: str) -> bool:
@@ -65,7 +66,7 @@ def judge(path: str, limits: Limits) -> Pick:
     if len(data) > limits.max_bytes:
         return Pick(path, False, f"larger than the {limits.max_bytes:,}-byte limit (--max-bytes)")
     if is_yaml(path):
-        if _ACCELERATE_DEEPSPEED.search(data):
+        if re.search(_ACCELERATE_DEEPSPEED, data):
             return Pick(path, True, "Accelerate config that configures DeepSpeed", data)
         return Pick(path, False, "YAML without deepspeed_config or distributed_type: DEEPSPEED")
     return judge_bytes(data, path, limits.max_depth)

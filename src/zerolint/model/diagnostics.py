@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
 from ..base.record import Frozen, Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 DOCS_BASE = "https://github.com/zerolint/zerolint/blob/main/docs/rules"
 

@@ -18,11 +18,15 @@ import json
 import re
 import sys
 from bisect import bisect_right
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..base import pointer as jp
 from ..base.fsio import DEFAULT_MAX_DEPTH
 from ..base.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 POINTER_BUDGET = 64 * 1024 * 1024  # characters of JSON pointers (plus 16 per character of text), see _Parser.spend
 

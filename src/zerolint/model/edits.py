@@ -42,11 +42,15 @@ import json
 import re
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..base import pointer as jp
 from .diagnostics import Edit, Fix
 from .document import OBJECT, Document, Member, Node
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 Edits = tuple[Edit, ...]
 _UNQUOTED_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")

@@ -10,10 +10,14 @@ look-alikes that do not are listed in NOT_MACHINE_KEYS with the reason.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
 
 from ..base import pointer as jp
 from ..base.record import Frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 PATH, MODULES = "path", "modules"
 

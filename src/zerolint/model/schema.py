@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Iterator
 
 from ..base import pointer as jp
 from ..base.record import Record
 from .document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Node
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 _JSON_TYPES = {OBJECT: "object", ARRAY: "array", STRING: "string", BOOL: "boolean", NULL: "null"}
 

@@ -17,11 +17,15 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
 
 from ..base.record import Frozen, Record
 from .versions import Version, matches
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # TrainingArguments defaults (transformers/training_args.py) for the fields the Trainer compares; a partial dict
 # means "these arguments, the rest default", as TrainingArguments(...) would.

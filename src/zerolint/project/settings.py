@@ -30,13 +30,16 @@ key and the file, and any of it is a `ConfigError` (exit code 2).
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
+from collections.abc import Callable
 from fnmatch import fnmatch
-from typing import Any, Callable
 
 from ..base.record import Record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAMES = (".zerolint.toml", "pyproject.toml")
 TARGETS = ("auto", "deepspeed", "hf", "accelerate")
@@ -283,6 +286,8 @@ def load_config(path: str) -> ConfigFile | None:
         values[key] = VALIDATORS[key](where, key, value)
     cfg = ConfigFile(path, values)
     if values.get("extend-rules"):
+        import glob  # only for policy files (it brings contextlib)
+
         from .policy import PolicyError, load_policies
 
         files: list[str] = []

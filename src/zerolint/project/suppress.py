@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..base.record import Record
 from ..model.diagnostics import Diagnostic
@@ -28,6 +28,10 @@ from ..model.document import Document, parse
 from ..rules.engine_rules import UNUSED_SUPPRESSION
 from ..rules.ruleset import RuleSet
 from .settings import ConfigError, ConfigFile, Project
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 BASELINE_FORMAT = 1
 
@@ -233,7 +237,7 @@ class Suppressions:
 
     def _unused(self, checked: list[tuple[str, Any]]) -> list[Diagnostic]:
         out = []
-        builtin = RuleSet.builtin()
+        builtin = None  # listed only for an entry left over: most runs have none
         for origin, entries in [*self._config.items(), *self._baseline.items()]:
             is_baseline = origin in self._baseline
             for e in entries:
@@ -244,6 +248,7 @@ class Suppressions:
                 here = [res for path, res in checked if e.about(path, res, is_baseline)]
                 if not here:
                     continue
+                builtin = builtin or RuleSet.builtin()
                 rule = here[0].ruleset(builtin).find(e.code)  # its policies are known too
                 selection = here[0].selection()
                 if rule is not None and not any(res.selection().enabled(rule) for res in here):

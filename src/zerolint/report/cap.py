@@ -4,7 +4,7 @@ exit code come from every finding, and every format says how many were left out.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..model.diagnostics import Diagnostic
 

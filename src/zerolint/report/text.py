@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..base.escape import safe, safe_line
 from ..model.diagnostics import Diagnostic

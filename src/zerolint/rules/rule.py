@@ -19,11 +19,12 @@ rule's docs page. `RuleSet.builtin()` (ruleset.py) finds rules by listing that p
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..base.record import Record
 from ..model.diagnostics import DOCS_BASE, Finding, Severity
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
 if TYPE_CHECKING:
     from ..model.view import View
 

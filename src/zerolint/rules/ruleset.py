@@ -15,11 +15,15 @@ import importlib
 import os
 import sys
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
 
 from ..base.record import Frozen
 from .engine_rules import ENGINE_RULES
 from .rule import Rule
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 BUILTIN_PACKAGE = "zerolint.rules.builtin"
 

@@ -5,9 +5,11 @@ semantics and neighbouring keys. Probed against DeepSpeed 0.19.8's own parse wit
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..document import ARRAY, BOOL, NULL, NUMBER, OBJECT, STRING, Node
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # pydantic's lax bool parsing of strings (strict sections)
 PYDANTIC_BOOL = {"true": True, "false": False, "yes": True, "no": False, "on": True, "off": False, "1": True,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...base import pointer as jp
 from ...base.record import Record
 from .. import consumers, trainer
@@ -12,6 +10,10 @@ from ..dsfacts import AUTO_CRASHES
 from ..versions import matches
 from .base import MISSING
 from .core import ViewCore
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class AutoOutcome(Record):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from ...base.record import Record
 from ..versions import DEFAULT_DEEPSPEED_VERSION, installed_deepspeed
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # "The value is invalid" (structural rules report it), as opposed to None, "decided at run time".
 MISSING: Any = object()

@@ -3,14 +3,16 @@ and their replay on this config for a world size."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...base.record import Record
 from ..document import BOOL, NULL, NUMBER
 from ..dsfacts import BATCH_KEYS, SEQUENCE_PARALLEL
 from .base import MISSING
 from .core import ViewCore
 from .values import ValueOutcome
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Batch(Record):

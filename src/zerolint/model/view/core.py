@@ -5,7 +5,6 @@ build on it."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from ...base import pointer as jp
 from .. import consumers
@@ -14,6 +13,10 @@ from ..document import NUMBER, OBJECT, STRING, Document, Node
 from ..schema import Schema, load_schema
 from ..versions import Version, matches, schema_line
 from .base import Settings, default_deepspeed_version
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ViewCore:

@@ -4,7 +4,6 @@ and where a misplaced key belongs."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
 
 from ...base import pointer as jp
 from ..document import OBJECT, STRING
@@ -12,6 +11,10 @@ from ..dsfacts import DEFAULT_DRIFT, GENERIC_KEYS
 from ..schema import SchemaIssue
 from .base import MISSING
 from .core import ViewCore
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class KeysFacet(ViewCore):

@@ -3,8 +3,6 @@ DeepSpeed does with an invalid value (`invalid_value`: severity, words, when it 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...base import pointer as jp
 from ...base.record import Record
 from ..document import ARRAY, NULL, NUMBER, OBJECT, STRING, Node
@@ -19,6 +17,10 @@ from ..dsfacts import (
 from ..schema import pydantic_number
 from .base import MISSING
 from .core import ViewCore
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ValueOutcome(Record):
