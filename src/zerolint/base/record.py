@@ -6,9 +6,8 @@
 equality, hashing and repr from here, driven by the field names they list in `_fields`.
 
 `Record` compares and prints by `_fields`; `_extra` names what `__init__` also takes but is not part of the value
-(not compared, not printed). `Frozen` also refuses
-assignment after `__init__` and hashes by value; its `__init__` sets fields through `_set`. `replace(record, **changes)`
-is `dataclasses.replace` for both.
+(not compared, not printed). `Frozen` also refuses assignment after `__init__` and hashes by value; its `__init__`
+sets fields through `_set`. `replace(record, **changes)` is `dataclasses.replace` for both.
 """
 
 from __future__ import annotations
