@@ -68,7 +68,12 @@ LAX_PARSE_CHECKED = {
 _INT_FLAG = (lambda n: n.kind == NUMBER and (isinstance(n.value, int) or (  # hjson makes 1.0 the int 1
                  float(n.value).is_integer() and abs(n.value) < 1e10)),
              "DeepSpeed uses the integer as a flag (`x | bool` at config.py:533): 0 is off, anything else on")
+_NULL_SKIPPED = (lambda n: n.kind == NULL,
+                 "DeepSpeed accepts null here: its validation skips None and _make_upper_case(None) is None "
+                 "(model_checkpointing/config.py:22-32), so the writer setting stays None instead of its default")
 LAX_LENIENT = {
+    "/checkpoint/writer/type": _NULL_SKIPPED,
+    "/checkpoint/writer/data_parallel": _NULL_SKIPPED,
     "/wall_clock_breakdown": _INT_FLAG,
     "/flops_profiler/enabled": _INT_FLAG,
     # config.py:398-406 checks `value in [True, False]`, which 0 and 1 pass.

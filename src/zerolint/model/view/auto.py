@@ -60,6 +60,12 @@ class AutoFacet(ViewCore):
             }.get(name, f"the default {shown} applies")
             return AutoOutcome(None, f"DeepSpeed silently drops it: {effect}",
                                turns_off=name in ("stage", "enabled", "device"))
+        legacy = self.node("/zero_optimization")
+        if ptr == "/allgather_size" and legacy is not None and legacy.kind == "boolean" and legacy.value is True:
+            # zero/config.py:60-65: the legacy `"zero_optimization": true` hands it to DeepSpeedZeroConfig as
+            # allgather_bucket_size, a strict model that drops "auto" (measured: the parse differential).
+            return AutoOutcome(None, "with \"zero_optimization\": true DeepSpeed passes it to the ZeRO config as "
+                                     "allgather_bucket_size, which silently drops it: the default 5e8 applies")
         for prefix, when, how in AUTO_CRASHES:
             if ptr == prefix or (prefix.endswith("/") and ptr.startswith(prefix)):
                 return AutoOutcome(when, how)

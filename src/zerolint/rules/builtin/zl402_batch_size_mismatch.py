@@ -18,8 +18,19 @@ RULE = Rule(
 )
 
 
+def _show(v):
+    """A batch value for a message: as is, or in scientific notation when huge (1e+300 in a config is an integer
+    of 301 digits to DeepSpeed; one of thousands of digits cannot even be printed in full: int_max_str_digits)."""
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+        if v.bit_length() < 1000:
+            return f"{v:.3e}"
+        return f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
+    return str(v)
+
+
 def _fmt(batch, world_label):
-    return (f"{batch.train_batch_size} != {batch.micro_batch} * {batch.grad_accum} * {world_label}")
+    return (f"{_show(batch.train_batch_size)} != {_show(batch.micro_batch)} * {_show(batch.grad_accum)} * "
+            f"{world_label}")
 
 
 @RULE.check
@@ -27,8 +38,6 @@ def check(view):
     tbs, micro, gas = (view.batch_value(p) for p in BATCH_KEYS)
     if MISSING in (tbs, micro, gas) or any(v is not None and v <= 0 for v in (tbs, micro, gas)):
         return  # "auto", strings and non-positive values are other rules' findings
-    if any(v is not None and v >= 10**300 for v in (tbs, micro, gas)):
-        return  # absurd sizes (their products outgrow what Python prints); not a batch equation worth reporting
     if tbs is None and micro is None:
         return  # no batch size at all: DeepSpeed asks for one (ZL401), there is no equation to check
     given = [p for p, v in zip(BATCH_KEYS, (tbs, micro, gas)) if v is not None]
@@ -53,9 +62,9 @@ def check(view):
     if tbs is not None and micro is not None and gas is not None:
         if tbs % (micro * gas):  # (tbs < micro × gas leaves a remainder too: all are positive)
             yield view.finding(where,
-                               f"train_batch_size {tbs} is not a multiple of micro batch {micro} × gradient "
-                               f"accumulation {gas} = {micro * gas}: no world size satisfies DeepSpeed's batch "
-                               "equation, so it fails at parse on any number of GPUs", at="member",
+                               f"train_batch_size {_show(tbs)} is not a multiple of micro batch {_show(micro)} × "
+                               f"gradient accumulation {_show(gas)} = {_show(micro * gas)}: no world size satisfies "
+                               "DeepSpeed's batch equation, so it fails at parse on any number of GPUs", at="member",
                                related=[(p, "batch setting") for p in given[1:]],
                                help="set train_batch_size to micro × accumulation × GPUs, or drop it and let "
                                     "DeepSpeed derive it", fails_at="parse")
@@ -63,10 +72,11 @@ def check(view):
         other, name = (micro, "train_micro_batch_size_per_gpu") if micro else (gas, "gradient_accumulation_steps")
         if tbs % other:
             yield view.finding(where,
-                               f"train_batch_size {tbs} is not a multiple of {name} {other}: DeepSpeed derives the "
-                               "missing value by floor division and then fails its batch equation at parse, on any "
-                               "number of GPUs", at="member", related=[(p, "batch setting") for p in given[1:]],
-                               help=f"make train_batch_size a multiple of {other}", fails_at="parse")
+                               f"train_batch_size {_show(tbs)} is not a multiple of {name} {_show(other)}: DeepSpeed "
+                               "derives the missing value by floor division and then fails its batch equation at "
+                               "parse, on any number of GPUs", at="member",
+                               related=[(p, "batch setting") for p in given[1:]],
+                               help=f"make train_batch_size a multiple of {_show(other)}", fails_at="parse")
 
 
 def _world_label(view, world):
@@ -78,7 +88,7 @@ def _world_label(view, world):
 
 def _suggest(tbs, micro, gas, world):
     if micro is not None and gas is not None:
-        return f"set train_batch_size to {micro * gas * world} (or drop it and let DeepSpeed derive it)"
+        return f"set train_batch_size to {_show(micro * gas * world)} (or drop it and let DeepSpeed derive it)"
     if tbs is not None and micro is not None and tbs % (micro * world) == 0:
-        return f"set gradient_accumulation_steps to {tbs // (micro * world)}"
+        return f"set gradient_accumulation_steps to {_show(tbs // (micro * world))}"
     return "make train_batch_size a multiple of micro batch × world size, or set only micro and accumulation"
