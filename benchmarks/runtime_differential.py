@@ -66,11 +66,11 @@ def load(path: str, accelerator: str):
     return outcomes, data["hello"], allow
 
 
-def report(outcomes, allow, hello: dict, seconds: float) -> str:
+def report(outcomes, allow, hello: dict) -> str:
     slow = max(outcomes, key=lambda o: o.run.seconds or 0)
     lines = [f"{len(outcomes)} configs, DeepSpeed {hello.get('deepspeed')}, torch {hello.get('torch')}, "
              f"accelerator {hello.get('accelerator')} ({hello.get('machine', '')}); "
-             f"{seconds:.0f} s in all, slowest config {slow.run.seconds:.1f} s ({slow.case.id})", "",
+             f"{hello.get('seconds', '?')} s in all, slowest config {slow.run.seconds:.1f} s ({slow.case.id})", "",
              compare.format_table(compare.table(outcomes)), "", "Per rule (claims of a failure, and silent claims):",
              "", compare.format_table(compare.rule_table(outcomes), "rule")]
     bad = [o for o in outcomes if o.disagreements]
@@ -121,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             outcomes = compare.run(todo, runner, allow, jobs=args.jobs, progress=lambda i: print(
                 f"\r{i}/{len(todo)}", end="", file=sys.stderr, flush=True))
             print(file=sys.stderr)
+        hello["seconds"] = round(time.monotonic() - t0)  # the run's own time, kept for a later --from
         if args.out:
             save(args.out, outcomes, hello)
-    text = report(outcomes, allow, hello, time.monotonic() - t0)
+    text = report(outcomes, allow, hello)
     print(text)
     if args.write_doc:
         write_doc("h200-run" if hello.get("accelerator") == "cuda" else "cpu-run", text)

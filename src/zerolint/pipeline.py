@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from .base.fsio import Limits, read_bytes
 from .base.record import Frozen, Record
+from .model.detect import is_yaml
 from .model.diagnostics import Diagnostic
 from .model.document import Document, parse, parse_bytes
 from .model.view import Settings
@@ -340,7 +341,7 @@ class Pipeline:
             data = sys.stdin.buffer.read(s.limits.max_bytes + 1)
             return [lint_bytes(data, self.options.stdin_filename or "<stdin>", s.settings, s.selection, s.limits,
                                s.rules)]
-        if _is_yaml(path):
+        if is_yaml(path):
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
         if pick is not None and pick.document is not None:
@@ -392,7 +393,7 @@ class Pipeline:
         s = self.setup(path)
         name = (o.stdin_filename or "<stdin>") if path == "-" else path
         stdin_out = o.fix in ("fix", "fix-only") and path == "-"
-        if _is_yaml(name):  # an Accelerate YAML is linted (with the DeepSpeed config it names), never edited
+        if is_yaml(name):  # an Accelerate YAML is linted (with the DeepSpeed config it names), never edited
             if path == "-":
                 data = sys.stdin.buffer.read(s.limits.max_bytes + 1)
                 run.stdin_out = data if stdin_out else None
@@ -495,9 +496,6 @@ def _fixable_text(data: bytes, limits: Limits) -> str | None:
     except UnicodeDecodeError:
         return None
 
-
-def _is_yaml(name: str) -> bool:
-    return name.lower().endswith((".yaml", ".yml"))  # hf.is_yaml (hf is imported only for YAML files)
 
 
 def _once(results: list[Result], prefer_named: bool = True) -> list[Result]:

@@ -347,6 +347,15 @@ def table(outcomes: Iterable[Outcome]) -> list[tuple[str, dict[str, int]]]:
     return [(k, {c: rows[k][c] for c in COLUMNS}) for k in kinds if k in rows]
 
 
+def markdown_table(head: list[str], body: list[list[str]]) -> str:
+    """A Markdown table: the first column left-aligned, the others right-aligned (numbers)."""
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    line = lambda cells: "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                                           for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+    sep = "|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
+    return "\n".join([line(head), sep, *[line(b) for b in body]])
+
+
 def format_table(rows: list[tuple[str, dict[str, int]]]) -> str:
     head = ["kind", *COLUMNS, "caught %"]
     body = []
@@ -355,11 +364,7 @@ def format_table(rows: list[tuple[str, dict[str, int]]]) -> str:
         due = r["DS rejected"] - r["allowlisted"]
         pct = 100.0 * (r["caught (error)"]) / due if due else 100.0
         body.append([kind, *[str(r[c]) for c in COLUMNS], f"{math.floor(pct * 100) / 100:.2f}"])  # never rounds up
-    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                           for i, (c, w) in enumerate(zip(cells, widths))) + " |"
-    sep = "|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
-    return "\n".join([line(head), sep, *[line(b) for b in body]])
+    return markdown_table(head, body)
 
 
 def describe(o: Outcome, limit: int = 400) -> str:

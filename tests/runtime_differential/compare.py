@@ -378,11 +378,9 @@ def format_table(rows: list[tuple[str, dict[str, int]]], first: str = "kind") ->
     cols = list(rows[0][1]) if rows else []
     head = [first, *cols]
     body = [[k, *[str(r[c]) for c in cols]] for k, r in rows]
-    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                           for i, (c, w) in enumerate(zip(cells, widths))) + " |"
-    sep = "|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
-    return "\n".join([line(head), sep, *[line(b) for b in body]])
+    from differential.harness import markdown_table
+
+    return markdown_table(head, body)
 
 
 def describe(o: Outcome, limit: int = 500) -> str:

@@ -472,22 +472,26 @@ def _through_suppressions(pipeline: Pipeline, rep: RunReport) -> tuple[list, dic
 
 
 def _emit(reports, compare, documents, summary, opts: VerifyOptions) -> None:
+    renderers = {"json": lambda: render_json(reports, compare, summary),
+                 "sarif": lambda: render_sarif(reports, compare, documents, summary),
+                 "text": lambda: render_text(reports, compare, documents, summary, quiet=opts.quiet)}
+    _write_formats(opts, renderers, rich=lambda: print_rich(reports, compare, documents, summary, quiet=opts.quiet))
+
+
+def _write_formats(opts: VerifyOptions, renderers: dict, rich=None) -> None:
+    """Each --format rendered (`renderers[format]()`, text for any other) to its --output, or to stdout; text on a
+    terminal through `rich` when given. The same --format/--output pairing as check."""
     formats = tuple(opts.formats or ("text",))
     try:
-        files = pair_outputs(formats, opts.outputs)  # the same --format/--output pairing as check
+        files = pair_outputs(formats, opts.outputs)
     except click.UsageError as e:
         raise UsageError(e.message) from None
     for i, fmt in enumerate(formats):
         tty = sys.stdout.isatty() and opts.color and not os.environ.get("NO_COLOR")
-        if fmt == "text" and i not in files and tty:
-            print_rich(reports, compare, documents, summary, quiet=opts.quiet)
+        if rich is not None and fmt == "text" and i not in files and tty:
+            rich()
             continue
-        if fmt == "json":
-            text = render_json(reports, compare, summary)
-        elif fmt == "sarif":
-            text = render_sarif(reports, compare, documents, summary)
-        else:
-            text = render_text(reports, compare, documents, summary, quiet=opts.quiet)
+        text = renderers.get(fmt, renderers["text"])()
         if i in files:
             from ..base.fsio import OutputError, write_output  # whole or nothing, never through a link
 
@@ -636,25 +640,7 @@ def _emit_several(pipeline: Pipeline, reports: list[RunReport], opts: VerifyOpti
 def _emit_many(reports, diagnostics, documents, summary, opts: VerifyOptions) -> None:
     from ..verify.report import render_many_json, render_many_sarif, render_many_text
 
-    formats = tuple(opts.formats or ("text",))
-    try:
-        files = pair_outputs(formats, opts.outputs)
-    except click.UsageError as e:
-        raise UsageError(e.message) from None
-    for i, fmt in enumerate(formats):
-        if fmt == "json":
-            text = render_many_json(reports, diagnostics, summary)
-        elif fmt == "sarif":
-            text = render_many_sarif(reports, diagnostics, documents, summary)
-        else:
-            text = render_many_text(reports, diagnostics, documents, summary, quiet=opts.quiet)
-        if i in files:
-            from ..base.fsio import OutputError, write_output
-
-            try:
-                write_output(files[i], text)
-            except OutputError as e:
-                raise UsageError(str(e)) from None
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+    _write_formats(opts, {"json": lambda: render_many_json(reports, diagnostics, summary),
+                          "sarif": lambda: render_many_sarif(reports, diagnostics, documents, summary),
+                          "text": lambda: render_many_text(reports, diagnostics, documents, summary,
+                                                           quiet=opts.quiet)})

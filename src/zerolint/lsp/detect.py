@@ -15,12 +15,6 @@ from ..model.detect import configures_deepspeed, verdict
 from ..model.document import Document
 
 _NAME = re.compile(r"(^ds[_-]|deepspeed|^zero[_-]?\d)", re.I)
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def is_yaml(path: str) -> bool:
-    return path.lower().endswith(YAML_SUFFIXES)
-
 
 def named_like_config(path: str) -> bool:
     return bool(_NAME.search(os.path.basename(path)))

@@ -11,6 +11,7 @@ import os
 
 from ..base.fsio import UnreadableFile
 from ..base.record import Record
+from ..model.detect import is_yaml
 from ..model.diagnostics import Diagnostic
 from ..model.document import Document, parse
 from ..pipeline import FileSetup, Options, Pipeline, lint_bytes
@@ -65,7 +66,7 @@ class DocumentLinter:
 
     def lint(self, path: str, text: str) -> Outcome:
         """`path`: the document's file ("-" when it has none: the working directory's settings apply)."""
-        if detect.is_yaml(path):
+        if is_yaml(path):
             return self._lint_yaml(path, text)
         doc = parse(text, path)
         if not detect.claims(path, doc):
@@ -106,7 +107,7 @@ class DocumentLinter:
         """The text after every safe fix (`zerolint check --fix`), or None when nothing changes."""
         from ..fix.engine import fix_text
 
-        if detect.is_yaml(path) or not detect.claims(path, parse(text, path)):
+        if is_yaml(path) or not detect.claims(path, parse(text, path)):
             return None
         try:
             s = self.setup(path)

@@ -50,6 +50,7 @@ def configures_deepspeed(yaml_data: bytes) -> bool:
 
 
 def is_yaml(name: str) -> bool:
+    """An Accelerate config YAML by its name (what `check`, `--fix` and the language server treat as YAML)."""
     return name.lower().endswith((".yaml", ".yml"))
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from ..base.record import Frozen, Record
-from .versions import Version, matches
+from .versions import Version, installed_version, matches
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
 if TYPE_CHECKING:
@@ -67,14 +67,8 @@ AMP_FILLS = frozenset({"/amp/enabled", "/amp/opt_level"})
 
 @lru_cache(maxsize=1)
 def installed_transformers() -> str | None:
-    """The installed transformers' version from its package metadata; transformers itself is never imported (it
-    takes seconds and may run code)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("transformers")
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
+    """The installed transformers' version from its package metadata (never imported)."""
+    return installed_version("transformers")
 
 
 def transformers_version(settings: Any) -> Version:
@@ -282,7 +276,6 @@ PLUGIN_TO_POINTER = {
     "offload_optimizer_nvme_path": "/zero_optimization/offload_optimizer/nvme_path",
     "zero3_save_16bit_model": "/zero_optimization/stage3_gather_16bit_weights_on_model_save",
 }
-YAML_SUFFIXES = (".yaml", ".yml")
 
 
 class AccelerateConfig(Record):
@@ -324,6 +317,3 @@ class AccelerateConfig(Record):
         n = self.data.get("num_processes")
         return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
-
-def is_yaml(path: str) -> bool:
-    return path.lower().endswith(YAML_SUFFIXES)

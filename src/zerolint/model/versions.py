@@ -98,15 +98,22 @@ def installed_deepspeed() -> str | None:
     return None
 
 
-def installed_torch() -> str | None:
-    """The installed torch's version from its package metadata (torch is never imported: seconds, and it may
-    initialise a GPU), without a local suffix ("2.11.0+cu130" -> "2.11.0"); None when torch is not installed."""
-    from importlib import metadata  # only for the few rules that depend on torch's version
+def installed_version(dist: str) -> str | None:
+    """An installed distribution's version from its package metadata, None when it is not installed. The package is
+    never imported (torch and transformers take seconds, may initialise a GPU or run code). importlib.metadata is
+    imported here, not at the top: a plain check never asks (installed_deepspeed reads the directory names)."""
+    from importlib import metadata
 
     try:
-        return metadata.version("torch").split("+", 1)[0]
+        return metadata.version(dist)
     except (metadata.PackageNotFoundError, ValueError):
         return None
+
+
+def installed_torch() -> str | None:
+    """The installed torch's version without a local suffix ("2.11.0+cu130" -> "2.11.0"); None when not installed."""
+    found = installed_version("torch")
+    return found.split("+", 1)[0] if found else None
 
 
 def torch_version(settings) -> Version | None:

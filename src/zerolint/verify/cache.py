@@ -16,9 +16,10 @@ import re
 import stat
 import sys
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Callable
+
+from ..model.versions import installed_version
 
 CACHE_FORMAT = 2  # 2: records are {"format", "key", "record"}; the key covers sources, Python, CUDA, driver
 
@@ -34,10 +35,7 @@ def cache_dir() -> Path:
 
 def package_version(name: str) -> str | None:
     """An installed package's version from its metadata: no import (the parent never imports torch/deepspeed)."""
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    return installed_version(name)
 
 
 def _slug(text: str) -> str:

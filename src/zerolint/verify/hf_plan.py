@@ -11,9 +11,9 @@ micro batch and accumulation (HF fills and compares them with the TrainingArgume
 from __future__ import annotations
 
 import copy
-import importlib.metadata
 
 from ..base import pointer as jp
+from ..model.versions import installed_version
 from .hf_args import TrainingArgs
 from .resolve import Change, ModelSpec, Plan, make_safe, model_spec
 
@@ -24,10 +24,10 @@ def hf_versions() -> dict[str, str] | None:
     """{package: version} when transformers and accelerate are installed (from metadata: nothing is imported)."""
     out = {}
     for name in PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
+        found = installed_version(name)
+        if found is None:
             return None
+        out[name] = found
     return out
 
 
