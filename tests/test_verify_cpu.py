@@ -107,6 +107,9 @@ def test_optimizer_offload(env, tmp_path):
     assert run["status"] == "pass", run
     assert run["facts"]["optimizer_inner"] == "DeepSpeedCPUAdam" and run["facts"]["optimizer_offload"] is True
     assert {c["check"]: c["ok"] for c in run["intent"]}["optimizer-offload"] is True
+    # DeepSpeed asks py-cpuinfo three times here (cpu_adam's cpu_arch and simd_width, DeepSpeedCPUAdam.__init__);
+    # each answer is a process of its own, so the child asks once (verify/cpuinfo_once.py)
+    assert run["timings"]["cpuinfo_processes"] == 1
     assert rc == 0
 
 

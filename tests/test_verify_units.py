@@ -416,3 +416,25 @@ def test_free_port_is_below_the_ephemeral_range_and_skips_ports_in_use():
         held.bind(("127.0.0.1", first))
         held.listen()
         assert free_port() != first
+
+
+# -- py-cpuinfo asked once ------------------------------------------------------------------------------------------
+CPUINFO_PROBE = """
+import json, cpuinfo
+from zerolint.verify import cpuinfo_once
+real = cpuinfo.get_cpu_info
+memo = cpuinfo_once.remember()
+assert cpuinfo_once.remember() is memo and cpuinfo.get_cpu_info is memo  # installed once
+first = cpuinfo.get_cpu_info()
+first["flags"] = ["changed by a caller"]
+second = cpuinfo.get_cpu_info()
+print(json.dumps({"asked": cpuinfo_once.asked(), "same_as_real": second == real(),
+                  "copy": second.get("flags") != ["changed by a caller"], "has_flags": bool(second.get("flags"))}))
+"""
+
+
+def test_cpuinfo_is_asked_once_and_each_caller_gets_a_copy():
+    """In its own process: the memo patches the cpuinfo module, which the test process must keep as it is."""
+    p = subprocess.run([sys.executable, "-c", CPUINFO_PROBE], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"asked": 1, "same_as_real": True, "copy": True, "has_flags": True}

@@ -59,6 +59,16 @@ def test_a_crash_or_a_hang_does_not_touch_the_next_config(server):
     assert ok["timings"]["import_s"] < 0.5  # torch and deepspeed came with the fork
 
 
+def test_forks_find_the_cpu_described_already(server):
+    """py-cpuinfo starts a process per question (~1 s; DeepSpeed asks three times for a CPU-offload config): the
+    server asks once before forking, and a fork running DeepSpeedCPUAdam asks no more."""
+    cfg = {**GOOD, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    for _ in range(2):
+        rec = server.run(spec_of(plan(cfg), "cpu"), timeout=120)
+        assert (rec["status"], rec["facts"]["optimizer_inner"], rec["timings"]["cpuinfo_processes"]) == (
+            "pass", "DeepSpeedCPUAdam", 0)
+
+
 def test_a_deepspeed_exception_then_a_pass_side_by_side(server, ops_built):
     bad = plan(json.loads(BAD))
     opts = RunOptions(accelerator="cpu", extensions_dir=ops_built, timeout=120)

@@ -27,6 +27,9 @@ class Child:
         self.spec, self.out, self.rank, self.local_rank = spec, out, rank, local_rank
         self.phase = "start"
         self.result: dict = {"rank": rank, "status": "fail", "timings": {}, "memory": {}, "facts": {}}
+        from .cpuinfo_once import asked
+
+        self.cpuinfo_before = asked()
 
     # -- files ------------------------------------------------------------------------------------------------
     def progress(self, phase: str, **extra) -> None:
@@ -37,6 +40,10 @@ class Child:
 
     def write(self) -> None:
         self.result["timings"]["process_s"] = round(time.monotonic() - T0, 3)
+        from .cpuinfo_once import asked
+
+        # py-cpuinfo processes this run started (~1 s each): 0 in a fork of the warm server, at most 1 otherwise
+        self.result["timings"]["cpuinfo_processes"] = asked() - self.cpuinfo_before
         path = os.path.join(self.out, f"result-rank{self.rank}.json")
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(self.result, f, indent=1, default=str)
@@ -314,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HOME"] = os.getcwd()
     with open(args.spec, encoding="utf-8") as f:
         spec = json.load(f)
+    from .cpuinfo_once import remember
+
+    remember()  # DeepSpeed asks py-cpuinfo up to three times per config; each answer costs a process
     rank = int(os.environ.get("RANK", "0"))
     local_rank = args.local_rank if args.local_rank is not None else int(os.environ.get("LOCAL_RANK", "0"))
     return Child(spec, args.out, rank, local_rank).run()

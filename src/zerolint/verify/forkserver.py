@@ -221,6 +221,9 @@ def main(argv: list[str]) -> int:
     try:
         import importlib
 
+        from . import cpuinfo_once
+
+        asking = cpuinfo_once.prefetch()  # py-cpuinfo's own process runs while we import
         import deepspeed
         import torch
 
@@ -229,6 +232,7 @@ def main(argv: list[str]) -> int:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - an optional module of another DeepSpeed version
                 pass
+        cpuinfo_once.settle(asking)  # no thread may be running when we fork
         # Nothing may have created a CUDA context: a fork would inherit a context it cannot use.
         if torch.cuda.is_initialized():
             server.send({"event": "error", "message": "torch initialised CUDA while importing deepspeed; the warm "
