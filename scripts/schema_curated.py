@@ -29,7 +29,8 @@ NO_DEFAULT = object()  # the key has no meaningful default (e.g. a required cons
 
 
 def _scalar(jtype, desc, default, nullable, kw):
-    nullable = default is None if nullable is None else nullable
+    if nullable is None:  # an explicit null is valid where it is the default or one of the enum's values
+        nullable = default is None or None in kw.get("enum", ())
     out = {"description": desc}
     if default is not NO_DEFAULT:
         out["default"] = default
@@ -201,7 +202,8 @@ TOP_LEVEL = {
     "communication_data_type": S("Dtype of gradient communication (None: follow the training precision). "
                                  "Case-insensitive in DeepSpeed (lower-cased before the check); other values "
                                  "raise ValueError at parse.", None, enum=PRECISION_ENUM + [None], **CI),
-    # constants.py:228-236 (the accelerator-dependent default at 230-234 is overwritten by line 236)
+    # constants.py:228-236 (the accelerator-dependent default at 230-234 is overwritten by line 236); null is
+    # returned as None (config.py:219-222) and the engine falls back to communication_data_type (engine.py:2182)
     "seq_parallel_communication_data_type": S(
         "Dtype of sequence-parallel communication. Case-insensitive in DeepSpeed; other values raise ValueError "
         "at parse.", "fp32", enum=PRECISION_ENUM + [None], **CI),

@@ -1,8 +1,10 @@
 """Inputs for the differential run: every fixture config, every corpus config, the seed examples, and a seeded
 stream of mutations of them.
 
-Everything is deterministic for a seed: bases are read in sorted order and every choice goes through one
-`random.Random(seed)`. A mutation works either on the TEXT (keeping the author's layout, so positions and hjson
+Everything is deterministic for a seed, and stable as bases come and go: mutation i draws from its own
+`random.Random(f"{seed}:{i}:{attempt}")`, and picks its base by consistent hashing on the bases' bytes (`_Ring`), so
+a new rule case moves only the few mutations it wins instead of shifting every later one (an index into the list of
+bases would). A mutation works either on the TEXT (keeping the author's layout, so positions and hjson
 syntax are exercised) or on the parsed dict, re-serialised with `json.dumps` (so the structure can change freely).
 Each mutation has a kind (the rows of the agreement table) and a one-line description of what it did.
 
@@ -12,7 +14,9 @@ the schema only proposes inputs here, DeepSpeed itself is the judge.
 
 from __future__ import annotations
 
+import bisect
 import copy
+import hashlib
 import json
 import random
 import re
@@ -743,35 +747,50 @@ WEIGHTS = {"move-key": 8, "typo-key": 7, "wrong-type": 9, "auto": 7, "out-of-ran
            "syntax-error": 4, "encoding": 3}
 
 
+class _Ring:
+    """Picks a base for a mutation: each base owns points on a 64-bit ring, placed by hashing its bytes (not its
+    position or id: a case inserted above renumbers the ids below it), and a draw takes the next point's owner. Adding
+    a base moves only the draws landing just before its points (about 1/len of them); removing one moves its own."""
+
+    POINTS = 16  # per base: evens out the arcs' lengths
+
+    def __init__(self, items: list, data: Callable[[Any], bytes]) -> None:
+        pts = sorted((int.from_bytes(hashlib.blake2b(data(it) + b"#%d" % v, digest_size=8).digest(), "big"), n)
+                     for n, it in enumerate(items) for v in range(self.POINTS))
+        self.items, self.points, self.owners = items, [p for p, _ in pts], [n for _, n in pts]
+
+    def pick(self, rnd: random.Random):
+        return self.items[self.owners[bisect.bisect(self.points, rnd.getrandbits(64)) % len(self.points)]]
+
+
 def mutations(count: int, seed: int, bases: list[Case] | None = None) -> list[Case]:
-    """`count` distinct mutated configs, the same ones for the same seed and bases."""
-    rnd = random.Random(seed)
+    """`count` distinct mutated configs, the same ones for the same seed and bases; mutation i (id "mut:SEED:i")
+    stays the same when bases are added or removed, unless its base pick lands on one of them."""
     bases = bases if bases is not None else base_cases()
     parsed = [(b, d) for b in bases if (d := _load(b.text)) is not None]
+    rings = (_Ring(bases, lambda b: b.data), _Ring(parsed, lambda bd: bd[0].data))
     kinds = sorted(WEIGHTS)
     weights = [WEIGHTS[k] for k in kinds]
     seen = {b.data for b in bases}
     out: list[Case] = []
-    attempts = 0
-    while len(out) < count:
-        attempts += 1
-        if attempts > count * 50:
+    for i in range(count):
+        for attempt in range(200):
+            rnd = random.Random(f"{seed}:{i}:{attempt}")  # a str seed is hashed with SHA-512: the same on every run
+            kind = rnd.choices(kinds, weights)[0]
+            result = _one(rnd, kind, *rings)
+            if result is not None and result[0] not in seen:
+                break
+        else:
             raise RuntimeError("the generator keeps producing duplicates or inapplicable mutations")
-        kind = rnd.choices(kinds, weights)[0]
-        result = _one(rnd, kind, bases, parsed)
-        if result is None:
-            continue
         data, source, what = result
-        if data in seen:
-            continue
         seen.add(data)
-        out.append(Case(f"mut:{seed}:{len(out)}", kind, data, source, what))
+        out.append(Case(f"mut:{seed}:{i}", kind, data, source, what))
     return out
 
 
-def _one(rnd, kind, bases, parsed):
+def _one(rnd, kind, bases: _Ring, parsed: _Ring):
     if kind in DICT_MUTATIONS or kind == "combo":
-        base, d = rnd.choice(parsed)
+        base, d = parsed.pick(rnd)
         d = copy.deepcopy(d)
         if rnd.random() < 0.7:
             resolve_auto(d)  # mostly mutate a config DeepSpeed could otherwise run, as the HF Trainer hands it over
@@ -781,7 +800,7 @@ def _one(rnd, kind, bases, parsed):
         indent = rnd.choice([None, 2, 2, 4])
         text = json.dumps(d, indent=indent, ensure_ascii=rnd.random() < 0.5) + ("\n" if indent else "")
         return text.encode("utf-8"), base.id, what
-    base = rnd.choice(bases)
+    base = bases.pick(rnd)
     if kind == "encoding":
         r = t_encoding(rnd, base.data)
         return None if r is None else (r[0], base.id, r[1])

@@ -114,3 +114,16 @@ def test_generator_is_seeded():
     assert [x.data for x in a] == [x.data for x in b]
     assert [x.data for x in a] != [x.data for x in c]
     assert len({x.data for x in a}) == 300
+
+
+def test_a_new_rule_case_moves_few_mutations():
+    """A rule case added (anywhere in its file: ids below it are renumbered) or removed moves only the mutations
+    whose base pick lands on it, not every later one: the run's inputs, and the disagreements it can surface, stay
+    put as rules grow (2026-12-01: an index-based pick shifted all 5,000 and surfaced three old disagreements)."""
+    bases = mutations.base_cases()
+    new = mutations.Case("fixture:ZL999#1", "fixture", b'{"train_micro_batch_size_per_gpu": 3, "steps_per_print": 7}')
+    before = mutations.mutations(1000, 0, bases)
+    for changed in (bases[:40] + [new] + bases[40:], bases[:40] + bases[41:]):
+        after = mutations.mutations(1000, 0, changed)
+        moved = [a.id for a, b in zip(before, after) if a.data != b.data]
+        assert len(moved) <= 1000 * 5 // len(bases), moved  # about 1/len of them; an index pick moves ~all

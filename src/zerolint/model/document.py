@@ -232,7 +232,11 @@ _LITERAL = re.compile(r"true|false|null|NaN|-?Infinity")
 _SCALAR_END = re.compile(r"[ \t]*(?:$|[,}\]\r\n]|#|//|/\*)")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
 _CONTROL = re.compile(r"[\x00-\x1f]")
-_UNQUOTED_KEY = re.compile(r"[^\s,:\[\]{}\"'#/]+")
+# hjson's scanKeyName: a quoteless key runs to the ':'; it may not start with a quote (a comment was skipped before it)
+# and may not hold whitespace or {}[],: but quotes, '#' and '/' inside it are plain characters. Only whitespace may
+# come between it and its ':' (no comment, unlike after a quoted key).
+_UNQUOTED_KEY = re.compile(r"[^\s,:\[\]{}\"'][^\s,:\[\]{}]*")
+_KEY_GAP = re.compile(r"[ \t\r\n]*")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _LINE_REST = re.compile(r"[^\r\n]*")
 _LOW_SURROGATE = re.compile(r"[dD][c-fC-F][0-9a-fA-F]{2}")
@@ -418,7 +422,7 @@ class _Parser:
                 self.note("unquoted-key", i, key_end, f"unquoted key {key!r}")
             mptr = jp.join(node.pointer, key)
             self.spend(mptr, key_start)
-            j = self.skip(key_end)
+            j = self.skip(key_end) if s[key_start] in "\"'" else _KEY_GAP.match(s, key_end).end()
             if j >= self.n or s[j] != ":":
                 raise self.error(j, f"expected ':' after the key {key!r}, found {self.describe(j)}")
             j = self.skip(j + 1)

@@ -345,15 +345,17 @@ def _coerce(node: Node, types: list[str]) -> Any:
     return _NO
 
 
-_PYDANTIC_INT = re.compile(r"[+-]?\d+(?:_\d+)*(?:\.0*)?")
+_PYDANTIC_INT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0+)?")  # "3.0" yes; "3." and non-ASCII digits no
 
 
 def pydantic_number(text: str, integer: bool) -> int | float | None:
     """The number pydantic v2's lax mode reads from a string: for an int field "3", " +3 ", "1_000" and "3.0" (not
-    "3.5" or "1e3"); for a float field whatever float() takes. None when it rejects the string."""
+    "3.", "3.5" or "1e3"); for a float field what float() takes in ASCII. None when it rejects the string."""
     text = text.strip()
     if integer:
         return int(text.split(".")[0].replace("_", "")) if _PYDANTIC_INT.fullmatch(text) else None
+    if not text.isascii():  # float() takes other scripts' digits ("\u0663"); pydantic does not
+        return None
     try:
         return float(text)
     except ValueError:

@@ -70,6 +70,8 @@ class ValuesFacet(ViewCore):
             num = self.number(n)
             if num is None and strict and n.kind == STRING:
                 num = pydantic_number(v, integer=kind == "int")  # "3", "1_000", "0.3": pydantic's lax parsing
+            elif num is None and strict and n.kind == "boolean":
+                num = int(v)  # pydantic's lax mode reads false/true as 0/1 in int and float fields
             if num is None:
                 return MISSING
             if kind == "int":
