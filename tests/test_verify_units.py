@@ -438,3 +438,30 @@ def test_cpuinfo_is_asked_once_and_each_caller_gets_a_copy():
     p = subprocess.run([sys.executable, "-c", CPUINFO_PROBE], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"asked": 1, "same_as_real": True, "copy": True, "has_flags": True}
+
+
+# -- an op that is built but out of date goes through the build phase -----------------------------------------------
+def test_an_out_of_date_op_needs_the_build_phase(tmp_path):
+    """torch's loader asks ninja, which rebuilds an op whose source, header or command changed (a reinstalled torch
+    or DeepSpeed) inside the run's timeout; `ninja -n` (a dry run) says so first, so the build phase, with its own
+    limit and progress, does it. A real ninja on a one-rule build (here: a copy)."""
+    import shutil as sh
+
+    from zerolint.verify.ops import is_built, is_current, needs_phase, ninja_says_current
+
+    op = tmp_path / "myop"
+    op.mkdir()
+    (op / "src.cpp").write_text("int x;\n")
+    (op / "build.ninja").write_text("rule cp\n  command = cp $in $out\nbuild myop.so: cp src.cpp\n")
+    here = os.path.dirname(sys.executable)
+    ninja = sh.which("ninja", path=os.pathsep.join((here, os.environ.get("PATH", ""))))
+    assert ninja, "ninja (a DeepSpeed dependency) is not installed"
+    subprocess.run([ninja, "-C", str(op)], check=True, capture_output=True)
+    assert (ninja_says_current(str(op)), is_current(str(tmp_path), "myop"), needs_phase(str(tmp_path), "myop")) == (
+        True, True, False)
+    later = (op / "myop.so").stat().st_mtime + 10
+    os.utime(op / "src.cpp", (later, later))  # the source changed after the build
+    assert (is_built(str(tmp_path), "myop"), ninja_says_current(str(op)), needs_phase(str(tmp_path), "myop")) == (
+        True, False, True)
+    (op / "build.ninja").unlink()  # ninja cannot tell: the library's presence decides, as before
+    assert (ninja_says_current(str(op)), is_current(str(tmp_path), "myop")) == (None, True)

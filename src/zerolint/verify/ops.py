@@ -43,12 +43,40 @@ def is_built(ext_dir: str, op: str) -> bool:
     return any(n == f"{op}.so" or (n.startswith(f"{op}_v") and n.endswith(".so")) for n in names)
 
 
+def ninja_says_current(build_dir: str) -> bool | None:
+    """ninja's own answer, from a dry run (`ninja -n`: it stats files and compares its log, executes nothing), to
+    whether a built op is current: False when a source, a header it includes or its build command changed since
+    (a reinstalled torch or DeepSpeed), so that torch's loader would rebuild it inside the run's timeout. None when
+    ninja cannot tell (no build.ninja, no ninja, an error)."""
+    if not os.path.isfile(os.path.join(build_dir, "build.ninja")):
+        return None
+    here = os.path.dirname(sys.executable)  # the venv's own ninja (DeepSpeed's dependency), then PATH
+    ninja = shutil.which("ninja", path=os.pathsep.join((here, os.environ.get("PATH", os.defpath))))
+    if ninja is None:
+        return None
+    try:
+        p = subprocess.run([ninja, "-C", build_dir, "-n"], capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode != 0:
+        return None
+    return "no work to do" in p.stdout
+
+
+def is_current(ext_dir: str, op: str) -> bool:
+    """Built, and not out of date as far as ninja can tell."""
+    from .locks import op_dir
+
+    return is_built(ext_dir, op) and ninja_says_current(op_dir(ext_dir, op)) is not False
+
+
 def needs_phase(ext_dir: str, op: str) -> bool:
-    """True when the op must go through the build phase: not built yet, or a torch `lock` (live or stale) in its
-    directory, which a run would otherwise wait on."""
+    """True when the op must go through the build phase: not built yet, out of date (ninja_says_current), or a
+    torch `lock` (live or stale) in its directory, which a run would otherwise wait on."""
     from .locks import TORCH_LOCK, op_dir
 
-    return not is_built(ext_dir, op) or os.path.lexists(os.path.join(op_dir(ext_dir, op), TORCH_LOCK))
+    return not is_current(ext_dir, op) or os.path.lexists(os.path.join(op_dir(ext_dir, op), TORCH_LOCK))
 
 
 # -- the parent side --------------------------------------------------------------------------------------------------
@@ -87,7 +115,7 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
            "TMPDIR": os.path.join(work, "tmp"), "HOME": work, CLEANUP_VAR: os.pathsep.join((work, *cleanup)),
            "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
     cmd = [python, "-m", "zerolint.verify.ops", "--ext", ext_dir, "--progress", progress, *todo]
-    watch = _Watch(record, todo, {op: not is_built(ext_dir, op) for op in todo}, say, note)
+    watch = _Watch(record, todo, {op: not is_current(ext_dir, op) for op in todo}, say, note)
     t0 = time.monotonic()
     proc, seen = None, 0
     try:
@@ -227,7 +255,7 @@ def _child(ext_dir: str, progress: str, ops: list[str]) -> int:
     for op in ops:
         emit("start", op)
         t = time.monotonic()
-        was_built = is_built(ext_dir, op)
+        was_built = is_current(ext_dir, op)  # an out-of-date op is rebuilt by load(): "built", not "cached"
         lock = BuildLock(ext_dir, op, lambda msg, op=op: emit("notice", op, message=msg))
         try:
             lock.acquire(deadline=float("inf"))  # the parent's --build-timeout is the limit
