@@ -4,6 +4,7 @@ file; hover and completion answers; settings from the document's own directory; 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from pathlib import Path
@@ -39,6 +40,26 @@ async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
     yield
     await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER[:-1] + ["1000"]))
+async def slow_client(lsp_client: LanguageClient):
+    """A server that waits a whole second of quiet before linting: a burst of edits sent at once is well inside it."""
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities()))
+    yield
+    await lsp_client.shutdown_session()
+
+
+class Published(dict):
+    """client.diagnostics that also keeps every publication, in order (pytest-lsp keeps only the last per URI)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, list]] = []
+
+    def __setitem__(self, uri, diagnostics) -> None:
+        self.log.append((uri, [d.code for d in diagnostics]))
+        super().__setitem__(uri, diagnostics)
 
 
 def project(tmp_path: Path, version: str = "0.19.8", name: str = "proj") -> Path:
@@ -231,6 +252,24 @@ async def test_broken_settings_file_is_reported_on_the_document(client: Language
     assert (diagnostics[0].range, diagnostics[0].severity, diagnostics[0].code) == (
         rng(0, 0, 0, 0), types.DiagnosticSeverity.Error, "settings")
     assert diagnostics[0].message.startswith(f"zerolint: {root / '.zerolint.toml'}")
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_is_linted_once(slow_client: LanguageClient, tmp_path):
+    """Typing sends a didChange per keystroke; the server lints when the typing pauses (debounce), so four edits in
+    a row give one publication, of the last text, not four."""
+    slow_client.diagnostics = published = Published()
+    path = project(tmp_path) / "ds_config.json"
+    uri = path.as_uri()
+    assert [d.code for d in await open_doc(slow_client, path, BROKEN)] == ["ZL101"]  # opening lints at once
+    texts = [BROKEN.replace('"stage": 2', f'"stage": {stage}') for stage in (3, 1, 0)] + [FIXED]
+    for version, text in enumerate(texts, 2):
+        slow_client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    await slow_client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await asyncio.sleep(2.5)  # more than the debounce again: a second lint would have been published by now
+    assert published.log == [(uri, ["ZL101"]), (uri, [])]
 
 
 # -- the pure parts -----------------------------------------------------------------------------------------------
