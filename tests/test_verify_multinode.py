@@ -163,6 +163,9 @@ def test_slurm_env():
     assert slurm_env(env) == {"MASTER_ADDR": "gpu03", "MASTER_PORT": str(20000 + 4242 * 7 % 20000), "RANK": "5",
                               "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "2"}
     assert slurm_env(env, master_port=29555)["MASTER_PORT"] == "29555"
+    # srun --gpus-per-task=1: the task sees its one GPU as device 0; with the node's GPUs it picks its own
+    assert slurm_env({**env, "CUDA_VISIBLE_DEVICES": "5"})["LOCAL_RANK"] == "0"
+    assert slurm_env({**env, "CUDA_VISIBLE_DEVICES": "0,1,2,3"})["LOCAL_RANK"] == "1"
     mine = slurm_env({**env, "MASTER_ADDR": "head", "MASTER_PORT": "12345"})
     assert (mine["MASTER_ADDR"], mine["MASTER_PORT"]) == ("head", "12345")  # an sbatch script's own choice stays
     nodes = plan_nodes(None, 1, environ=env)  # inside an srun step of 8 tasks: one rank per task, found alone

@@ -154,7 +154,7 @@ def _int_var(environ, name: str) -> int:
 
 def slurm_env(environ, master_port: int | None = None) -> dict[str, str]:
     """The variables torch.distributed reads, for this Slurm task: RANK = SLURM_PROCID, WORLD_SIZE =
-    SLURM_NTASKS, LOCAL_RANK = SLURM_LOCALID, LOCAL_WORLD_SIZE = this node's SLURM_TASKS_PER_NODE entry,
+    SLURM_NTASKS, LOCAL_RANK = SLURM_LOCALID (0 when the task sees one GPU), LOCAL_WORLD_SIZE = this node's SLURM_TASKS_PER_NODE entry,
     GROUP_RANK = SLURM_NODEID, MASTER_ADDR = the first host of SLURM_JOB_NODELIST (where SLURM_PROCID 0 runs
     with the default block distribution); MASTER_PORT: the option, else the environment's, else one every task
     derives alike from the job and step ids."""
@@ -174,9 +174,14 @@ def slurm_env(environ, master_port: int | None = None) -> dict[str, str]:
         job = int(environ.get("SLURM_JOB_ID", "0") or 0) if str(environ.get("SLURM_JOB_ID", "0")).isdigit() else 0
         step = environ.get("SLURM_STEP_ID", environ.get("SLURM_STEPID", "0"))
         master_port = 20000 + (job * 7 + (int(step) if step.isdigit() else 0)) % 20000
+    # LOCAL_RANK picks the GPU (DeepSpeed's set_device(LOCAL_RANK)). A task that sees one GPU (srun
+    # --gpus-per-task=1 or a GPU binding sets CUDA_VISIBLE_DEVICES to it) must use device 0, whatever its local id:
+    # device SLURM_LOCALID would not exist ("invalid device ordinal").
+    visible = [d for d in str(environ.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip()]
+    local = "0" if len(visible) == 1 else environ["SLURM_LOCALID"]
     return {"MASTER_ADDR": environ.get("MASTER_ADDR") or first_host(environ["SLURM_JOB_NODELIST"]),
             "MASTER_PORT": str(master_port), "RANK": str(rank), "WORLD_SIZE": str(world),
-            "LOCAL_RANK": environ["SLURM_LOCALID"], "LOCAL_WORLD_SIZE": str(local_world), "GROUP_RANK": str(node)}
+            "LOCAL_RANK": local, "LOCAL_WORLD_SIZE": str(local_world), "GROUP_RANK": str(node)}
 
 
 def in_srun_step(environ) -> bool:
