@@ -46,6 +46,10 @@ TRAINER_FILLS = frozenset(
 # under the Trainer and under `accelerate launch` the same keys are filled.
 HF_FILLS = TRAINER_FILLS | ACCELERATE_SHARE
 ACCELERATE_FILLS = HF_FILLS
+# What only the Trainer fills: `accelerate launch` of a training loop of one's own (accelerator.prepare with
+# DummyOptim) fills lr and weight_decay, not betas and eps (accelerate 1.15.0 accelerator.py:2329-2332), nor amp; the
+# leftover "auto" makes deepspeed_config_process raise (measured with the real Accelerator on an H200, 2026-12-01).
+TRAINER_ONLY_FILLS = frozenset({"/optimizer/params/betas", "/optimizer/params/eps", "/amp/enabled", "/amp/opt_level"})
 
 FILLS = {"deepspeed": frozenset(), "hf": HF_FILLS, "accelerate": ACCELERATE_FILLS}
 
