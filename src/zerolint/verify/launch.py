@@ -154,10 +154,10 @@ def _int_var(environ, name: str) -> int:
 
 def slurm_env(environ, master_port: int | None = None) -> dict[str, str]:
     """The variables torch.distributed reads, for this Slurm task: RANK = SLURM_PROCID, WORLD_SIZE =
-    SLURM_NTASKS, LOCAL_RANK = SLURM_LOCALID (0 when the task sees one GPU), LOCAL_WORLD_SIZE = this node's SLURM_TASKS_PER_NODE entry,
-    GROUP_RANK = SLURM_NODEID, MASTER_ADDR = the first host of SLURM_JOB_NODELIST (where SLURM_PROCID 0 runs
-    with the default block distribution); MASTER_PORT: the option, else the environment's, else one every task
-    derives alike from the job and step ids."""
+    SLURM_NTASKS, LOCAL_RANK = SLURM_LOCALID (0 when the task sees one GPU), LOCAL_WORLD_SIZE = this node's
+    SLURM_TASKS_PER_NODE entry, GROUP_RANK = SLURM_NODEID, MASTER_ADDR = the first host of SLURM_JOB_NODELIST (where
+    SLURM_PROCID 0 runs with the default block distribution); MASTER_PORT: the option, else the environment's, else
+    one every task derives alike from the job and step ids."""
     missing = [v for v in SLURM_TASK_VARS if not environ.get(v)]
     if missing:
         raise LaunchError(f"--launcher slurm: not inside an srun task ({', '.join(missing)} not set); run "
