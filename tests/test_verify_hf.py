@@ -202,3 +202,45 @@ def test_bad_training_args_is_a_usage_error(env, tmp_path):
     assert p.stderr.strip().splitlines()[-1] == (f"zerolint: error: --training-args: {args}: learning_rate must be a "
                                                  "number, not 'fast'")
     assert "Traceback" not in p.stderr
+
+
+CORPUS = ROOT / "tests" / "data" / "corpus" / "real-world"
+BETAS = ("ValueError: `optimizer.params.betas` not found in kwargs. Please specify `optimizer.params.betas` without "
+         "`auto` (set to correct value) in the DeepSpeed config file or pass it in kwargs.")
+
+
+def test_accelerates_own_fill_against_the_static_claims(env):
+    """`accelerate launch` of a loop of one's own (the real Accelerator, accelerator.prepare with DummyOptim) on
+    corpus configs: each failure is at the key a static finding names, with the phase it claims (ZL534: the
+    optimizer's betas, which only the HF Trainer fills; ZL502: a key nobody fills; ZL522: no zero_optimization),
+    and the config with no such finding passes."""
+    names = ["QwenLM__Qwen__finetune__ds_config_zero2.json", "huggingface__transformers__tests__deepspeed__"
+             "ds_config_zero2_bf16.json", "deepspeedai__DeepSpeed__tests__unit__ds_batch_config.json",
+             "hiyouga__LLaMA-Factory__examples__deepspeed__ds_z3_offload_config.json"]
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", *(str(CORPUS / n) for n in names), "--cpu",
+                        "--target", "accelerate", "--jobs", "2", "--format", "json", "-q", "--no-cache",
+                        "--isolated"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    report = json.loads(p.stdout)
+    got = {}
+    for v in report["verify"]:
+        f = v["runs"][0].get("failure") or {}
+        static = sorted((d["code"], d["severity"], d["pointer"], d.get("fails_at")) for d in report["diagnostics"]
+                        if d["file"] == v["file"] and d.get("fails_at") and d["code"] != "ZL990")
+        got[os.path.basename(v["file"])] = (v["verdict"], f.get("pointer"), f.get("message"), static)
+    assert got == {
+        names[0]: ("fail", "/optimizer/params/betas", BETAS,
+                   [("ZL534", "warning", "/optimizer/params/betas", "initialize"),
+                    ("ZL534", "warning", "/optimizer/params/eps", "initialize")]),
+        names[1]: ("fail", "/bfloat16/enabled", BETAS.replace("optimizer.params.betas", "bfloat16.enabled"),
+                   [("ZL502", "error", "/bfloat16/enabled", "initialize"),
+                    ("ZL534", "warning", "/optimizer/params/betas", "initialize"),
+                    ("ZL534", "warning", "/optimizer/params/eps", "initialize")]),
+        names[2]: ("fail", "", "ValueError: Please specify the ZeRO optimization config in the DeepSpeed config.",
+                   [("ZL522", "error", "", "initialize")]),
+        names[3]: ("pass", None, None, []),
+    }, p.stderr[-3000:]
+    assert p.returncode == 1
+    # The same HF-style config through the HF Trainer: it fills betas and eps itself, and the run passes.
+    code, report, _ = verify(env, CORPUS / names[0], "--target", "hf")
+    assert (code, report["verify"]["verdict"]) == (0, "pass")
+    assert [d["code"] for d in report["diagnostics"] if d["code"] == "ZL534"] == []

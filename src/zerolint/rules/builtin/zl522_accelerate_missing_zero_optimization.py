@@ -40,6 +40,9 @@ def check(view):
         yield view.finding(
             "", message + " when this file is used for training; as the input of `deepspeed --autotuning` it works "
             "(the autotuner writes zero_optimization into each experiment config)", severity="warning",
+            fails_at="initialize",
             help='keep it for autotuning only, or add "zero_optimization": {"stage": 0} (or the stage you want)')
         return
-    yield view.finding("", message, help='add "zero_optimization": {"stage": 0} (no ZeRO) or the stage you want')
+    # "initialize": where verify's phases put it (before deepspeed.initialize, when the Trainer or Accelerator is built)
+    yield view.finding("", message, fails_at="initialize",
+                       help='add "zero_optimization": {"stage": 0} (no ZeRO) or the stage you want')
