@@ -54,11 +54,15 @@ def check(view):
     world = view.world_size
     if world is not None and tbs == micro * gas * world:
         return
-    missing = " and ".join(k for k, p in (("train_micro_batch_size_per_gpu", MICRO), ("gradient_accumulation_steps",
-                                                                                      GAS))
-                           if view.node(p) is None or view.is_auto(view.node(p)))  # an "auto" here is the micro
-    fits = (f"; it fits only at world size {tbs // (micro * gas)}" if world is None and tbs % (micro * gas) == 0
-            else f" ({tbs} != {micro} * {gas} * {world})" if world is not None else "")
+    # The keys the copy sets to 1 (an "auto" accumulation returned above, so an "auto" here is the micro batch).
+    keys = (("train_micro_batch_size_per_gpu", MICRO), ("gradient_accumulation_steps", GAS))
+    missing = " and ".join(k for k, p in keys if view.node(p) is None or view.is_auto(view.node(p)))
+    if world is not None:
+        fits = f" ({tbs} != {micro} * {gas} * {world})"
+    elif tbs % (micro * gas) == 0:
+        fits = f"; it fits only at world size {tbs // (micro * gas)}"
+    else:
+        fits = ""
     yield view.finding(
         TBS, f"train_batch_size {tbs} with {missing} unset or \"auto\": at ZeRO-3, a transformers model built after "
              f"the Accelerator is built inside deepspeed.zero.Init with Accelerate's copy of the config, where "
