@@ -69,6 +69,15 @@ def test_forks_find_the_cpu_described_already(server):
             "pass", "DeepSpeedCPUAdam", 0)
 
 
+def test_partial_offload_reports_where_each_sub_group_went(server):
+    """offload_optimizer.ratio < 1 at ZeRO-3: DeepSpeed places whole sub-groups (stage3.py:1100-1108); the run says
+    how many went where (on the CPU all are on the CPU; docs/verify-results.md has the H200's split)."""
+    cfg = {**GOOD, "zero_optimization": {"stage": 3, "sub_group_size": 50000,
+                                         "offload_optimizer": {"device": "cpu", "ratio": 0.5}}}
+    rec = server.run(spec_of(plan(cfg), "cpu"), timeout=120)
+    assert (rec["status"], rec["facts"]["optimizer_subgroup_devices"]) == ("pass", {"cpu": 3})
+
+
 def test_a_deepspeed_exception_then_a_pass_side_by_side(server, ops_built):
     bad = plan(json.loads(BAD))
     opts = RunOptions(accelerator="cpu", extensions_dir=ops_built, timeout=120)

@@ -232,6 +232,14 @@ def engine_facts(engine, torch, world: int) -> dict:
                     master_devices.add(str(p.device))
     f["optimizer_state_devices"] = sorted(state_devices)
     f["optimizer_state_bytes"] = state_bytes
+    # ZeRO-3 partial offload (offload_optimizer.ratio < 1): where each optimizer sub-group went (stage3.py:1100-1108;
+    # the states of the GPU ones live in a second, torch optimizer that basic.state above does not show).
+    placed = getattr(outer, "subgroup_to_device", None)
+    if isinstance(placed, dict) and placed:
+        counts: dict[str, int] = {}
+        for device in placed.values():
+            counts[str(device)] = counts.get(str(device), 0) + 1
+        f["optimizer_subgroup_devices"] = counts
     f["master_param_devices"] = sorted(master_devices)
     # The ZeRO optimizers' own flags (stage_1_and_2.py:220-225, stage3.py:820-832).
     f["zero_cpu_offload"] = bool(getattr(outer, "cpu_offload", False) or getattr(outer, "offload_optimizer", False))
