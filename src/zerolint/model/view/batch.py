@@ -4,7 +4,7 @@ and their replay on this config for a world size."""
 from __future__ import annotations
 
 from ...base.record import Record
-from ..document import BOOL, NULL, NUMBER
+from ..document import BOOL, NULL, NUMBER, STRING
 from ..dsfacts import BATCH_KEYS, SEQUENCE_PARALLEL
 from .base import MISSING
 from .core import ViewCore
@@ -13,6 +13,9 @@ from .values import ValueOutcome
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
 if TYPE_CHECKING:
     from typing import Any
+
+
+MICRO, GAS = "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps"
 
 
 class Batch(Record):
@@ -117,6 +120,28 @@ class BatchFacet(ViewCore):
             if isinstance(world, float) and world.is_integer():
                 world = int(world)
         return world
+
+    def _consumer_batch_outcome(self, pointer: str) -> "ValueOutcome | None":
+        """A string micro batch or accumulation under the HF Trainer or Accelerate: they fail before DeepSpeed does.
+        Accelerate's _prepare_deepspeed fills train_batch_size as micro x accumulation x processes // sp (accelerate
+        1.15.0 accelerator.py:2227-2234), which a string turns into a TypeError; without a micro batch that step is
+        skipped, and the Trainer's check compares the string with TrainingArguments' integer (measured with the real
+        Trainer and Accelerator, `zerolint verify --target hf|accelerate`; Open-Assistant's deepspeed_rl.json)."""
+        node = self.node(pointer)
+        if self.target not in ("hf", "accelerate") or pointer not in (MICRO, GAS) or node is None \
+                or node.kind != STRING or self.is_auto(node) or self.is_placeholder(node):
+            return None
+        if pointer == MICRO or self.node(MICRO) is not None:
+            return ValueOutcome("error", f"{self.consumer} fails at initialize: Accelerate fills train_batch_size "
+                                         "as micro batch x accumulation x processes, and the string makes that a "
+                                         "TypeError (\"unsupported operand type(s) for //: 'str' and 'int'\")",
+                                "initialize")
+        if self.target == "hf":
+            return ValueOutcome("error", "the HF Trainer fails at initialize: its check compares the string with "
+                                         "TrainingArguments' gradient_accumulation_steps (\"Please correct the "
+                                         "following DeepSpeed config values that mismatch TrainingArguments values\")",
+                                "initialize")
+        return None  # Accelerate without a micro batch: DeepSpeed's parse meets the string (LAX_CHECKED)
 
     def _batch_outcome(self, pointer: str) -> "ValueOutcome | None":
         node = self.node(pointer)

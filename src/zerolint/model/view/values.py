@@ -88,7 +88,8 @@ class ValuesFacet(ViewCore):
         # An item of a list is judged where the list stands (compile.passes[0] is in a strict section).
         while pointer and (owner := self.node(jp.parent(pointer))) is not None and owner.kind == ARRAY:
             pointer = owner.pointer
-        special = self._shape_outcome(pointer) or self._batch_outcome(pointer) or self._lenient_outcome(pointer)
+        special = (self._shape_outcome(pointer) or self._consumer_batch_outcome(pointer)
+                   or self._batch_outcome(pointer) or self._lenient_outcome(pointer))
         if special is not None:
             return special
         checked = LAX_PARSE_CHECKED.get(pointer)
