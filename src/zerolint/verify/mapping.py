@@ -14,6 +14,7 @@ from typing import Any
 
 from ..base import pointer as jp
 from ..model.document import Document
+from ..model.dsfacts import BATCH_KEYS
 
 # pydantic model (ValidationError.title) -> the section it validates (runtime/config.py:482-588).
 MODEL_SECTIONS = {
@@ -45,7 +46,6 @@ REMOVED_ZERO = ("mics_shard_size", "mics_hierarchical_params_gather", "zeropp_lo
 PARSE_FUNCS = {"__init__", "_initialize_params", "_configure_train_batch_size", "_set_batch_related_parameters",
                "_batch_assertion", "_do_sanity_check", "_do_error_check", "_do_warning_check",
                "_reject_removed_config_keys"}
-BATCH = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
 # DeepSpeed module (path prefix) -> the config section it serves: the last resort before the whole document.
 MODULE_SECTIONS = (
     ("deepspeed/runtime/lr_schedules", "/scheduler"),
@@ -292,8 +292,8 @@ def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_secti
                   "Gradient accumulation steps:", "Either train_batch_size or train_micro_batch_size_per_gpu")
     if any(s in msg for s in batch_msgs) or _in(err, "deepspeed/runtime/config.py",
                                                  {"_batch_assertion", "_set_batch_related_parameters"}):
-        strings = [p for p in BATCH if isinstance(_get(job_config, p), str)]
-        present = [p for p in BATCH if doc.node(p) is not None]
+        strings = [p for p in BATCH_KEYS if isinstance(_get(job_config, p), str)]
+        present = [p for p in BATCH_KEYS if doc.node(p) is not None]
         order = strings + [p for p in present if p not in strings]
         for p in order[1:]:
             related.append((p, "part of the batch equation"))

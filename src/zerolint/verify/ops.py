@@ -71,12 +71,15 @@ def is_current(ext_dir: str, op: str) -> bool:
     return is_built(ext_dir, op) and ninja_says_current(op_dir(ext_dir, op)) is not False
 
 
-def needs_phase(ext_dir: str, op: str) -> bool:
+def needs_phase(ext_dir: str, op: str, current: bool | None = None) -> bool:
     """True when the op must go through the build phase: not built yet, out of date (ninja_says_current), or a
-    torch `lock` (live or stale) in its directory, which a run would otherwise wait on."""
+    torch `lock` (live or stale) in its directory, which a run would otherwise wait on. `current`: is_current's
+    answer when the caller has it already (it runs ninja)."""
     from .locks import TORCH_LOCK, op_dir
 
-    return not is_current(ext_dir, op) or os.path.lexists(os.path.join(op_dir(ext_dir, op), TORCH_LOCK))
+    if current is None:
+        current = is_current(ext_dir, op)
+    return not current or os.path.lexists(os.path.join(op_dir(ext_dir, op), TORCH_LOCK))
 
 
 # -- the parent side --------------------------------------------------------------------------------------------------
@@ -99,7 +102,8 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
 
     note = note or say
     ops = list(dict.fromkeys(ops))
-    todo = [op for op in ops if needs_phase(ext_dir, op)]
+    current = {op: is_current(ext_dir, op) for op in ops}  # one ninja dry run per op
+    todo = [op for op in ops if needs_phase(ext_dir, op, current[op])]
     record: dict = {"status": "ok", "ops": {op: {"status": "cached"} for op in ops if op not in todo},
                     "timeout_s": timeout, "wall_s": 0.0, "notices": []}
     if not todo:
@@ -115,7 +119,7 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
            "TMPDIR": os.path.join(work, "tmp"), "HOME": work, CLEANUP_VAR: os.pathsep.join((work, *cleanup)),
            "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
     cmd = [python, "-m", "zerolint.verify.ops", "--ext", ext_dir, "--progress", progress, *todo]
-    watch = _Watch(record, todo, {op: not is_current(ext_dir, op) for op in todo}, say, note)
+    watch = _Watch(record, todo, {op: not current[op] for op in todo}, say, note)
     t0 = time.monotonic()
     proc, seen = None, 0
     try:

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..base import pointer as jp
 from ..model import consumers, machine_keys
+from ..model.dsfacts import BATCH_KEYS
 from ..model.view import derive_batch as view_derive_batch
 from .hf_args import TrainingArgs
 
@@ -59,7 +60,6 @@ ACCELERATE_DEFAULTS = {
 MICRO_CAP = 2
 ACCUM_CAP = 2
 MONITORS = ("tensorboard", "wandb", "csv_monitor", "comet")
-BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
 
 
 ADJUSTED, NEUTRALISED = "adjusted", "neutralised"

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-MICRO, GAS = "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps"
+_, MICRO, GAS = BATCH_KEYS  # train_batch_size, the micro batch, the accumulation
 
 
 class Batch(Record):

@@ -14,6 +14,7 @@ have derived the micro batch from train_batch_size.
 A warning: a script that builds its model before the Accelerator, or without transformers, does not meet it. With
 `--world-size` the rule is silent when the numbers happen to fit."""
 
+from ...model.dsfacts import BATCH_KEYS
 from ..rule import Rule
 
 RULE = Rule(
@@ -27,7 +28,7 @@ RULE = Rule(
              "deepspeed/runtime/config.py (_batch_assertion)",
 )
 
-MICRO, GAS, TBS = "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps", "/train_batch_size"
+TBS, MICRO, GAS = BATCH_KEYS
 
 
 def _copied(view, pointer: str) -> int | None:
