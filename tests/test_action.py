@@ -224,14 +224,19 @@ def test_symlinks_in_the_pull_request_are_neither_read_nor_written_through(pull_
     _git("commit", "-q", "-m", "pr: links", cwd=pull_request)
     runner = Runner(pull_request, tmp_path, {"sarif": "zerolint.sarif"}, base_ref="main")
     assert runner.run("install").returncode == 0
-    files = runner.run("files")
-    assert runner.outputs["files"]["count"] == "2" and "Skipped 1 symbolic link(s)" in files.stdout
+    runner.run("files")
+    assert runner.outputs["files"]["count"] == "3"  # the link is a candidate; zerolint's gate never follows it
     r = runner.run("run")
     assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert runner.outputs["run"]["skipped"] == "1"
     assert victim.read_text() == "echo original\n"
     sarif = (tmp_path / "zerolint.sarif").read_text()
     for text in (r.stdout, r.stderr, sarif, runner.summary.read_text()):
-        assert "SECRET-TOKEN" not in text and "ds_config_secret" not in text
+        assert "SECRET-TOKEN" not in text
+    # named as skipped, with the reason, in the annotations and the job summary (issue 22: no silent skip)
+    assert ("::notice file=ds_config_secret.json,title=zerolint skipped::not linted: a symbolic link, not followed "
+            "by the CI gate (its target is linted where it is a candidate itself)") in r.stdout
+    assert "| ds_config_secret.json | a symbolic link, not followed by the CI gate" in runner.summary.read_text()
 
 
 def test_file_names_cannot_issue_workflow_commands(pull_request, tmp_path):
@@ -301,3 +306,45 @@ def test_trusted_config_input_applies_on_a_pull_request(pull_request, tmp_path):
     assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
     assert "ZL002" not in r.stdout.split("::notice")[0] and "::error file=configs/ds_config.json" in r.stdout
     assert f"rules turned off by {trusted}: ZL002" in r.stdout
+
+
+HIDDEN = json.dumps({"_a": 1, "_b": 2, "_c": 3, "_d": 4, "fp16": {"enabled": True}, "bf16": {"enabled": True}},
+                    indent=2) + "\n"
+
+
+def test_a_pull_request_cannot_hide_a_broken_config_from_the_gate(pull_request, tmp_path):
+    """Issue 22, item 1, end to end: on the main before it, a config with four extra top-level keys gave
+    exit-code 0 and "All checks passed in 0 files. 1 file skipped" while DeepSpeed rejects it (fp16 and bf16)."""
+    _commit_pr_files(pull_request, {"configs/ds_config.json": HIDDEN,
+                                    "configs/padded.json": HIDDEN[:-2] + " " * (16 * 1024 * 1024) + "}\n"})
+    runner = Runner(pull_request, tmp_path, {}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "1", r.stdout + r.stderr
+    assert "::error file=configs/ds_config.json,line=10,col=5,endLine=10,endColumn=20,title=ZL301 fp16-and-bf16::" \
+        in r.stdout
+    assert "::error file=configs/padded.json,line=1,col=1," in r.stdout and "title=ZL007 input-limit" in r.stdout
+    assert runner.run("Fail on findings").returncode == 1
+
+
+def test_fail_on_skipped_fails_the_job_and_configs_names_files(pull_request, tmp_path):
+    """A candidate the gate skips fails the job with `fail-on-skipped: true`; the workflow's `configs` patterns
+    make a file a config whatever its content."""
+    _commit_pr_files(pull_request, {"configs/notes.json": '{"owner": "me", "gradient_accumulation_steps": "x", '
+                                                          '"a": 1, "b": 2}\n'})
+    runner = Runner(pull_request, tmp_path, {"fail-on-skipped": "true"}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert (runner.outputs["run"]["exit-code"], runner.outputs["run"]["skipped"]) == ("1", "1"), r.stdout
+    assert ("::error file=configs/notes.json,title=zerolint skipped::not linted: not a DeepSpeed config: 1 of 4 "
+            "top-level keys are DeepSpeed's") in r.stdout
+    assert "| configs/notes.json | not a DeepSpeed config: 1 of 4 top-level keys are DeepSpeed's |" in \
+        runner.summary.read_text()
+    runner = Runner(pull_request, tmp_path, {"configs": "configs/*.json", "fail-on-skipped": "true"}, base_ref="main")
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert (runner.outputs["run"]["exit-code"], runner.outputs["run"]["skipped"]) == ("1", "0"), r.stdout
+    assert "::error file=configs/notes.json,line=1,col=48,endLine=1,endColumn=51,title=ZL104 wrong-type::" in r.stdout

@@ -138,7 +138,10 @@ class Options(Frozen):
     `severity`: (code, level) pairs, the command line's --severity; `caps`: findings shown per file, per report
     (report/cap.py); `write_baseline`: "" = the default baseline file; `training_args`: the parsed TrainingArguments
     dict; `memory`: (Settings field, value): params, model, gpu_memory, ...; `fix`: FIX_MODES; `only_configs`:
-    judge the files named on the command line by content too (pre-commit, the Action); `show_info`: show info
+    judge the files named on the command line by content too, strictly: the CI gate (pre-commit, the Action;
+model/detect.py); `include`: globs (relative to the working directory) of files that are DeepSpeed configs
+whatever their content, as the settings' `include`; `fail_on_skipped`: a candidate skipped as not a DeepSpeed
+config fails the run (exit 1); `show_info`: show info
     findings in the formats people read (report/output.py HIDES_INFO); `statistics`: a count per rule instead of the
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
@@ -146,7 +149,7 @@ class Options(Frozen):
     _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "select", "ignore", "severity",
                "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline", "training_args",
                "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename",
-               "only_configs", "show_info", "statistics", "exit_zero", "fixer")
+               "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include", "fail_on_skipped")
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
@@ -158,7 +161,8 @@ class Options(Frozen):
                  prefer: tuple[str, ...] = (), formats: tuple[str, ...] = (), outputs: tuple[str, ...] = (),
                  quiet: bool = False, color: bool = True, stdin_filename: str | None = None,
                  only_configs: bool = False, show_info: bool = False, statistics: bool = False,
-                 exit_zero: bool = False, fixer: Callable | None = None) -> None:
+                 exit_zero: bool = False, fixer: Callable | None = None, include: tuple[str, ...] = (),
+                 fail_on_skipped: bool = False) -> None:
         self._set("files", files)
         self._set("exclude", exclude)
         self._set("target", target)
@@ -189,6 +193,8 @@ class Options(Frozen):
         self._set("statistics", statistics)
         self._set("exit_zero", exit_zero)
         self._set("fixer", fixer)
+        self._set("include", include)
+        self._set("fail_on_skipped", fail_on_skipped)
         if fix not in FIX_MODES:  # pragma: no cover - a programming error
             raise ValueError(f"fix mode {fix!r} is not one of {FIX_MODES}")
 
@@ -284,6 +290,8 @@ class Pipeline:
 
             candidates, problems = expand(list(self.options.files), list(self.options.exclude))
             picks = [self._judge(p, named) for p, named in candidates]
+            if self.options.only_configs:
+                picks = _named_elsewhere(picks)
             self._picked = {p.path: p for p in picks if p.picked}
             paths = [p.path for p in picks if p.picked]
             self._sources = (self.project.included(paths), problems, self.project.excluded_by(paths), picks)
@@ -295,13 +303,22 @@ class Pipeline:
 
         if path == "-" or (named and not self.options.only_configs):
             return Pick(path, True, "named on the command line")
+        pattern = _matching(path, self.options.include)
+        if pattern is not None:
+            return Pick(path, True, f"a DeepSpeed config by --include {pattern}")
+        res = self.project.resolve(path)
+        pattern = res.included_by(path)
+        if pattern is not None:
+            from .base.paths import display_path
+
+            return Pick(path, True, f"a DeepSpeed config by include {pattern} in {display_path(res.config.path)}")
         from .base.fsio import read_roots
         from .base.record import replace
 
         limits = self.options.limits
         if limits.roots is None:  # the roots the lint's read would have (Pipeline.setup)
             limits = replace(limits, roots=read_roots(path))
-        return judge(path, limits)
+        return judge(path, limits, strict=self.options.only_configs)
 
     def first_path(self) -> str:
         """The file --show-settings describes and whose policy rules --select may name ("-" when none)."""
@@ -457,9 +474,13 @@ class Pipeline:
         diagnostics, unused = suppressions.apply(run.results)
         diagnostics += unused
         summary = make_summary(diagnostics, len(run.results), unreadable=len(run.unreadable))
-        skipped = sum(not p.picked for p in run.picks)
+        skipped = [p for p in run.picks if not p.picked]
         if skipped:  # found in a directory or by a glob, not a DeepSpeed config (--show-files says why)
-            summary["skipped"] = skipped
+            summary["skipped"] = len(skipped)
+            if self.options.only_configs or self.options.fail_on_skipped:  # the CI gate: each one, and why
+                summary["skipped_files"] = [{"file": p.path, "why": p.why} for p in skipped]
+            if self.options.fail_on_skipped:
+                summary["fail_on_skipped"] = True
         notes = self.project.weakened(run.paths, run.excluded, suppressions.hidden_by())
         if notes:  # what the repository's settings files turned off, shown by every format
             summary["notes"] = notes
@@ -472,9 +493,41 @@ class Pipeline:
         """Whether the formats people read show this info finding: --show-info, or its file fails on info."""
         return self.options.show_info or self.project.fail_rank(d.file) <= 0
 
-    def failing(self, diagnostics: list[Diagnostic]) -> bool:
-        """Whether any finding is at or above its file's fail-on threshold."""
+    def failing(self, diagnostics: list[Diagnostic], summary: dict | None = None) -> bool:
+        """Whether any finding is at or above its file's fail-on threshold, or (`summary` given, with
+        --fail-on-skipped) a candidate was skipped."""
+        if summary is not None and summary.get("fail_on_skipped") and summary.get("skipped"):
+            return True
         return any(d.severity.rank >= self.project.fail_rank(d.file) for d in diagnostics)
+
+
+def _matching(path: str, patterns: tuple[str, ...]) -> str | None:
+    """The first glob of `patterns` (relative to the working directory) that names `path`, or None."""
+    if not patterns:
+        return None
+    from fnmatch import fnmatch
+
+    rel = os.path.relpath(os.path.abspath(path)).replace(os.sep, "/")
+    for pattern in patterns:
+        p = pattern.replace(os.sep, "/").removeprefix("./")
+        if rel == p or fnmatch(rel, p) or ("/" not in p and fnmatch(os.path.basename(path), p)) or \
+                (p.startswith("**/") and fnmatch(rel, p[3:])):
+            return pattern
+    return None
+
+
+def _named_elsewhere(picks: list) -> list:
+    """The CI gate: a skipped candidate that the tree's launch lines, YAMLs or training code name as the DeepSpeed
+    config is picked after all (project/references.py)."""
+    skipped = [p.path for p in picks if not p.picked]
+    if not skipped:
+        return picks
+    from .model.detect import Pick
+    from .project.references import named_configs
+
+    named = named_configs(skipped)
+    return [Pick(p.path, True, f"named as the DeepSpeed config by {named[p.path]}") if p.path in named else p
+            for p in picks]
 
 
 def roots_for(args) -> list[str]:

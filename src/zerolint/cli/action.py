@@ -53,13 +53,16 @@ def _error(title: str, text: str) -> None:
     print(f"::error title={title}::{escape_data(text)}", flush=True)
 
 
-def _picked(args, candidates: list[str]) -> list[str]:
-    """What `check --only-configs` lints among the candidates (content-based picking, a trusted config's excludes)."""
+def _picked(args, candidates: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """What `check --only-configs` lints among the candidates (the gate's strict picking, the workflow's
+    `configs` patterns, a trusted config's include and excludes), and the candidates it skipped with the reason."""
     from ..pipeline import Options, Pipeline
 
     pipeline = Pipeline(Options(files=tuple(candidates), only_configs=True, isolated=args.isolated,
-                                config_file=args.config or None, target=args.target or None))
-    return pipeline.sources().paths
+                                config_file=args.config or None, target=args.target or None,
+                                include=tuple(args.include)))
+    run = pipeline.sources()
+    return run.paths, [(p.path, f"not linted: {p.why}") for p in run.picks if not p.picked]
 
 
 def _settings_flags(args) -> list[str]:
@@ -79,7 +82,7 @@ def verify(args) -> int:
     candidates = _names(args.list) or []
     changed = _names(args.changed)
     try:
-        picked = _picked(args, candidates) if candidates else []
+        picked, not_picked = _picked(args, candidates) if candidates else ([], [])
     except ConfigError as e:
         _error("zerolint verify", str(e))
         _output(verify_exit_code=EXIT_USAGE, verified=0)
@@ -87,8 +90,10 @@ def verify(args) -> int:
     if changed is not None:  # a pull request: only what it changes
         wanted = {os.path.normpath(n) for n in changed}
         picked = [p for p in picked if os.path.normpath(p) in wanted]
+        not_picked = [(p, why) for p, why in not_picked if os.path.normpath(p) in wanted]
     configs = [p for p in picked if not p.lower().endswith((".yaml", ".yml"))]
     skipped = [(p, "an Accelerate YAML: verify the DeepSpeed config it names") for p in picked if p not in configs]
+    skipped += not_picked
     if not configs:
         print("No changed DeepSpeed config to verify." if changed is not None else "No DeepSpeed config to verify.")
         _summary(step_summary({}, skipped))
@@ -136,6 +141,7 @@ def _suggestions(args, candidates: list[str]) -> tuple[list, dict[str, str]]:
 
     pipeline = Pipeline(Options(files=tuple(candidates), only_configs=True, fix="diff", isolated=args.isolated,
                                 config_file=args.config or None, target=args.target or None,
+                                include=tuple(args.include),
                                 world_size=args.world_size, deepspeed_version=args.deepspeed_version or None))
     run = pipeline.fix()
     out, shas = [], {}
@@ -212,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--isolated", action="store_true")
         p.add_argument("--config", default="")
         p.add_argument("--target", default="")
+        p.add_argument("--include", action="append", default=[], help="a glob of files that are DeepSpeed configs")
         if name == "verify":
             p.add_argument("--changed", default=None, help="NUL-separated files the pull request changes")
             p.add_argument("--mode", choices=("cpu", "gpu"), required=True)

@@ -72,7 +72,7 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
         return EXIT_FINDINGS if run.any_diff else EXIT_OK
     if fix_only:
         return EXIT_OK
-    return EXIT_FINDINGS if pipeline.failing(remaining) else EXIT_OK
+    return EXIT_FINDINGS if pipeline.failing(remaining, summary) else EXIT_OK
 
 
 def _print_applied(run, diff: bool, err: bool) -> None:

@@ -54,7 +54,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         if options.write_baseline is not None:
             _write_baseline(pipeline, run, first)
         diagnostics, summary = pipeline.findings(run)
-        failing = pipeline.failing(diagnostics)
+        failing = pipeline.failing(diagnostics, summary)
     except ConfigError as e:
         _fail(str(e))
     if options.unsafe:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes

@@ -69,6 +69,13 @@ CHECK_OPTIONS = (
         help="Judge the files named on the command line by content too, as those found in directories and by "
              "globs are: lint only DeepSpeed configs and Accelerate YAMLs that configure DeepSpeed (pre-commit, "
              "CI)."),
+    Opt(("--include",), "include", multiple=True, metavar="GLOB",
+        help="Files matching this glob are DeepSpeed configs whatever their content: linted in directories and "
+             "with --only-configs, never skipped (repeatable; relative to the working directory; the settings' "
+             "`include` does the same from a trusted zerolint config)."),
+    Opt(("--fail-on-skipped",), "fail_on_skipped", "flag",
+        help="Exit 1 when a candidate file is skipped as not a DeepSpeed config (a CI gate that must not let a "
+             "config through unlinted; the skipped files and why are in every report's summary)."),
     Opt(("--no-color",), "no_color", "flag",
         help="Never colour the text output (also NO_COLOR=1; FORCE_COLOR=1 colours it when not a terminal)."),
     Opt(("--stdin-filename",), "stdin_filename", help="Name to report for `-` (stdin)."),
@@ -209,7 +216,8 @@ def build_options(files: tuple[str, ...], kw: dict):
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
         color=not kw["no_color"], stdin_filename=kw["stdin_filename"], only_configs=kw["only_configs"],
-        show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"])
+        show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"],
+        include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"])
 
 
 def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:

@@ -2,7 +2,7 @@
 
 For each checked file the nearest configuration above it applies (from the working directory for stdin); in one
 directory `.zerolint.toml` wins over pyproject.toml, and a pyproject.toml without `[tool.zerolint]` is passed
-over. Paths and globs in a configuration (per-file-ignores, exclude, extend-rules, suppress, baseline) are
+over. Paths and globs in a configuration (per-file-ignores, include, exclude, extend-rules, suppress, baseline) are
 relative to the directory of the file that holds them. Command-line flags override the file; `severity` tables
 merge, the command line winning per code.
 
@@ -16,6 +16,7 @@ merge, the command line winning per code.
     extend-select = []
     extend-ignore = []
     exclude = ["**/*_TEMPLATE.json"]
+    include = ["configs/**/*.json"]    # DeepSpeed configs whatever their content (never skipped by --only-configs)
     severity = { ZL401 = "warning" }
     per-file-ignores = { "legacy/*.json" = ["ZL7"] }
     extend-rules = ["policies/*.yaml"]
@@ -58,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "deepspeed-version": None,
     "fail-on": "error",
     "exclude": [],
+    "include": [],
     "extend-rules": [],
     "suppress": {},
     "baseline": None,
@@ -186,6 +188,7 @@ VALIDATORS: dict[str, Callable[[str, str, Any], Any]] = {
     "deepspeed-version": _version,
     "fail-on": _choice(LEVELS),
     "exclude": _str_list,
+    "include": _str_list,
     "extend-rules": _str_list,
     "suppress": _suppress,
     "baseline": _path,
@@ -387,6 +390,12 @@ class Resolved(Record):
         if self.config is None:
             return False
         return any(self.config.matches(path, pattern) for pattern in self.values["exclude"])
+
+    def included_by(self, path: str) -> str | None:
+        """The `include` pattern that makes `path` a DeepSpeed config whatever its content, or None."""
+        if self.config is None:
+            return None
+        return next((p for p in self.values["include"] if self.config.matches(path, p)), None)
 
     @property
     def policies(self) -> list[Any]:

@@ -50,6 +50,10 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
     notes = "".join(f"::notice title=zerolint settings::{escape_data(safe(n))}\n" for n in summary.get("notes", ()))
     if summary.get("limit_note"):  # the findings cap (reporters/cap.py)
         notes += f"::notice title=zerolint findings limit::{escape_data(safe(summary['limit_note']))}\n"
+    level = "error" if summary.get("fail_on_skipped") else "notice"  # the gate: each skipped candidate, and why
+    for s in summary.get("skipped_files", ()):
+        notes += (f"::{level} file={escape_property(safe(display_path(s['file'])))},title=zerolint skipped::"
+                  f"{escape_data(safe('not linted: ' + s['why']))}\n")
     return "".join(annotation(d) + "\n" for d in diagnostics) + notes
 
 
@@ -67,6 +71,13 @@ def step_summary(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
         lines += [f"- :warning: {_cell(n)}" for n in summary["notes"]] + [""]
     if summary.get("limit_note"):
         lines += [f"- :warning: {_cell(summary['limit_note'])}", ""]
+    if summary.get("skipped_files"):  # the gate: every candidate it did not lint, and why
+        lines += ["| Skipped (not linted) | Why |", "| --- | --- |"]
+        lines += [f"| {_cell(display_path(s['file']))} | {_cell(s['why'])} |"
+                  for s in summary["skipped_files"][:MAX_SUMMARY_ROWS]]
+        if len(summary["skipped_files"]) > MAX_SUMMARY_ROWS:
+            lines.append(f"\n{len(summary['skipped_files']) - MAX_SUMMARY_ROWS} more skipped files are in the log.")
+        lines.append("")
     if diagnostics:
         lines += ["| | File | Line | Rule | Message |", "| --- | --- | --- | --- | --- |"]
         for d in diagnostics[:MAX_SUMMARY_ROWS]:

@@ -60,6 +60,19 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
         suite.set("failures", str(failures))
         total_tests += tests
         total_failures += failures
+    skipped = summary.get("skipped_files", ())
+    if skipped:  # the gate: each candidate it did not lint, a skipped (or, --fail-on-skipped, failing) case
+        suite = ET.SubElement(root, "testsuite", name="zerolint skipped files", errors="0")
+        failing = bool(summary.get("fail_on_skipped"))
+        for s in skipped:
+            shown = safe(display_path(s["file"]))
+            case = ET.SubElement(suite, "testcase", name="zerolint content", classname=shown, file=shown)
+            ET.SubElement(case, "failure" if failing else "skipped", message=safe("not linted: " + s["why"]))
+        suite.set("tests", str(len(skipped)))
+        suite.set("failures", str(len(skipped) if failing else 0))
+        suite.set("skipped", "0" if failing else str(len(skipped)))
+        total_tests += len(skipped)
+        total_failures += len(skipped) if failing else 0
     root.set("tests", str(total_tests))
     root.set("failures", str(total_failures))
     root.set("errors", "0")

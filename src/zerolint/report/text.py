@@ -91,9 +91,13 @@ def summary_line(summary: dict) -> str:
     unreadable = summary.get("unreadable", 0)  # exit 2: never "passed" beside a file that was not read
     failed = f" {unreadable} file{'s' if unreadable != 1 else ''} could not be read." if unreadable else ""
     skipped = summary.get("skipped", 0)  # found in a directory or by a glob, but not a DeepSpeed config
-    skipped_note = f" {skipped} file{'s' if skipped != 1 else ''} skipped (not DeepSpeed configs; --show-files)." \
+    why = "--fail-on-skipped" if summary.get("fail_on_skipped") else \
+        "listed below" if summary.get("skipped_files") else "--show-files"
+    skipped_note = f" {skipped} file{'s' if skipped != 1 else ''} skipped (not DeepSpeed configs; {why})." \
         if skipped else ""
     if not parts:
+        if summary.get("fail_on_skipped") and skipped:  # the gate fails on them: never "passed"
+            return f"No findings {where}.{failed}{skipped_note}"
         return (f"No findings {where}.{failed}" if unreadable else f"All checks passed {where}.") + skipped_note
     line = f"Found {', '.join(parts)} {where}.{failed}"
     if summary.get("fixable"):
@@ -128,10 +132,11 @@ def statistics(diagnostics: Sequence[Diagnostic], summary: dict) -> str:
 
 
 def note_lines(summary: dict) -> list[str]:
-    """What settings files turned off in this run (excluded files, ignored rules, suppressions) and the findings
-    cap, if it applied; one line each."""
+    """What settings files turned off in this run (excluded files, ignored rules, suppressions), the findings cap,
+    if it applied, and on the CI gate every candidate skipped as not a DeepSpeed config and why; one line each."""
     notes = [*summary.get("notes", ()), *([summary["limit_note"]] if summary.get("limit_note") else [])]
-    return [f"note: {safe_line(n)}" for n in notes]
+    skipped = [f"skipped: {safe_line(s['file'])}: {safe_line(s['why'])}" for s in summary.get("skipped_files", ())]
+    return [f"note: {safe_line(n)}" for n in notes] + skipped
 
 
 def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,

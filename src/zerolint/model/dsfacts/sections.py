@@ -58,3 +58,25 @@ TOP_LEVEL_KEYS = frozenset({
     "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown", "wandb", "weight_quantization",
     "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "zero_optimization",
 })
+
+# Top-level keys that files other than DeepSpeed configs use too, so that their presence alone says nothing:
+# TrainingArguments fields (transformers 5.24 dataclass fields: a `training_args.json` dump holds them as booleans,
+# integers or strings) and names any training framework's JSON may have. Each counts as DeepSpeed's only with the
+# value shape DeepSpeed reads (SHARED_KEY_SHAPES). Every other key of TOP_LEVEL_KEYS is DeepSpeed's alone: one of
+# them makes a file a DeepSpeed config on the CI gate, whatever else it holds (model/detect.py, strict).
+# tests/test_detect.py checks the TrainingArguments part against the installed transformers.
+SHARED_TOP_LEVEL_KEYS = frozenset({
+    "activation_checkpointing", "amp", "bf16", "bfloat16", "checkpoint", "comet", "compile", "data_types",
+    "dataloader_drop_last", "fp16", "gradient_accumulation_steps", "log_level", "optimizer", "pipeline", "scheduler",
+    "tensorboard", "tensor_parallel", "timers", "train_batch_size", "wandb",
+})
+# What a shared key's value looks like in a DeepSpeed config: "object" (any JSON object: TrainingArguments has
+# booleans there), "typed" (an object with a `params` object: DeepSpeed's {"type": ..., "params": {...}}), "keys"
+# (an object holding a key DeepSpeed's schema lists for that section, other than GENERIC_KEYS but `enabled`). A key
+# not listed never counts alone (a scalar such as gradient_accumulation_steps: 4).
+SHARED_KEY_SHAPES = {
+    "fp16": "object", "bf16": "object", "bfloat16": "object", "amp": "object", "activation_checkpointing": "object",
+    "optimizer": "typed", "scheduler": "typed",
+    "checkpoint": "keys", "comet": "keys", "compile": "keys", "data_types": "keys", "pipeline": "keys",
+    "tensorboard": "keys", "tensor_parallel": "keys", "timers": "keys", "wandb": "keys",
+}

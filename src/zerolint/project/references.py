@@ -1,0 +1,147 @@
+"""Which files the repository hands to DeepSpeed: launch lines, Accelerate and framework YAMLs, training code.
+
+The CI gate (`check --only-configs`) judges a changed file by its content; a file that a launch script, a YAML or
+the training code in the same tree names as the DeepSpeed config is one whatever its content, so a pull request
+cannot hide a config by padding it with keys of its own. Nothing here runs or imports what it reads: the tree's
+text files are scanned (regular files only, never through a link, each and all of them under a size limit) for
+
+- `--deepspeed X`, `--deepspeed_config X`, `--deepspeed=X` (deepspeed, torchrun, accelerate launch and python
+  command lines in shell scripts, Slurm files, Makefiles, README code blocks, CI workflows), with shell variables
+  set in the same file (`DS=configs/z3.json` ... `--deepspeed $DS`) followed;
+- `deepspeed_config_file: X` (Accelerate) and `deepspeed: X` (axolotl, LLaMA-Factory, TRL recipes) in YAML;
+- in Python files that mention deepspeed, any string literal (`TrainingArguments(deepspeed="ds.json")`,
+  `deepspeed.initialize(config="ds.json")`, `HfDeepSpeedConfig("ds.json")`).
+
+A name matches a candidate when the candidate's path, relative to the tree, ends with it (after `./` and `../`
+are dropped): a launch line is written for the directory it is run from, which this cannot know, so the match errs
+towards linting.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..base.fsio import Limits, UnreadableFile, read_bytes
+
+# What is scanned, and how much: the gate stays cheap on a large monorepo, and reading stops at the budget.
+TEXT_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".yaml", ".yml", ".md", ".rst",
+                 ".txt", ".py", ".cfg", ".toml", ".ini", ".mk")
+TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "Justfile", "justfile")
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
+                       "site-packages", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
+MAX_FILE_BYTES = 1 << 20
+MAX_FILES = 20_000
+MAX_TOTAL_BYTES = 64 << 20
+
+_FLAG = re.compile(rb"--deepspeed(?:_config)?(?:=|[ \t]+(?:\\\r?\n[ \t]*)?)([\"']?)([^\s\"';|&)<>`]+)\1")
+_YAML = re.compile(rb"(?m)^[ \t-]*(deepspeed_config_file|deepspeed)[ \t]*:[ \t]*([\"']?)([^\s\"'#]+)\2")
+_PY_END = re.compile(rb"\.h?json([\"'])")  # the end of a string literal naming a JSON file (found from its end:
+# a search from every quote would cost the literal's length per quote)
+_ASSIGN = re.compile(rb"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=([\"']?)([^\s\"';]*)\2")
+_VAR = re.compile(rb"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+class Reference:
+    """Where a file names a config: `source` (a path), `line`, `how` (the flag or key)."""
+
+    __slots__ = ("source", "line", "how")
+
+    def __init__(self, source: str, line: int, how: str) -> None:
+        self.source, self.line, self.how = source, line, how
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line} ({self.how})"
+
+
+def tree_root(path: str) -> str:
+    """The repository a file is in: the nearest directory above it holding `.git`, else the working directory."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return os.getcwd()
+        d = parent
+
+
+def named_configs(candidates: list[str]) -> dict[str, Reference]:
+    """{candidate: the first place in its tree that names it}, for the candidates something names."""
+    by_root: dict[str, list[str]] = {}
+    for c in candidates:
+        by_root.setdefault(tree_root(c), []).append(c)
+    found: dict[str, Reference] = {}
+    for root, group in by_root.items():
+        rel = {c: os.path.relpath(os.path.abspath(c), root).replace(os.sep, "/") for c in group}
+        for source, data in _text_files(root):
+            for name, line, how in _names_in(source, data):
+                for c, r in rel.items():
+                    if c not in found and _matches(r, name):
+                        found[c] = Reference(os.path.relpath(source), line, how)
+            if len(found) == len(group):
+                break
+    return found
+
+
+def _matches(rel: str, name: str) -> bool:
+    name = name.replace("\\", "/")
+    while name.startswith(("./", "../")):
+        name = name[name.index("/") + 1:]
+    return bool(name) and (rel == name or rel.endswith("/" + name))
+
+
+def _text_files(root: str):
+    """(path, bytes) of the tree's text files, in walk order, within the budget; never through a link."""
+    limits = Limits(max_bytes=MAX_FILE_BYTES, roots=(root,))
+    files = total = 0
+    for d, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not os.path.islink(os.path.join(d, x)))
+        for n in sorted(names):
+            if not (n.endswith(TEXT_SUFFIXES) or n in TEXT_NAMES):
+                continue
+            path = os.path.join(d, n)
+            if os.path.islink(path):
+                continue
+            files += 1
+            if files > MAX_FILES or total > MAX_TOTAL_BYTES:
+                return
+            try:
+                data = read_bytes(path, limits)
+            except UnreadableFile:
+                continue
+            if len(data) > MAX_FILE_BYTES:
+                continue
+            total += len(data)
+            yield path, data
+
+
+def _names_in(path: str, data: bytes):
+    """(name, line, how) for every config name the file holds."""
+    low = path.lower()
+    if b"deepspeed" not in data.lower():
+        return
+    if b"--deepspeed" in data:
+        env = {m.group(1): m.group(3) for m in _ASSIGN.finditer(data)}
+        for m in _FLAG.finditer(data):
+            token = _VAR.sub(lambda v: env.get(v.group(1), v.group(0)), m.group(2))
+            flag = m.group(0).split(b"=")[0].split()[0].decode("ascii", "replace")
+            yield _text(token), _line(data, m.start()), flag
+    if low.endswith((".yaml", ".yml", ".md")):
+        for m in _YAML.finditer(data):
+            yield _text(m.group(3)), _line(data, m.start(3)), f"{m.group(1).decode()}:"
+    if low.endswith(".py"):
+        for m in _PY_END.finditer(data):
+            quote, end = m.group(1), m.start(1)
+            start = data.rfind(quote, max(0, end - 300), end)
+            body = data[start + 1:end] if start >= 0 else b""
+            if body and b"\n" not in body:
+                yield _text(body), _line(data, start), "a string in Python code that uses deepspeed"
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _line(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
