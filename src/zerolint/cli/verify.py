@@ -343,9 +343,9 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
                 record = run_plan(p.plan, RunOptions(
                     accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
                     timeout=opts.timeout, extensions_dir=ext_dir, progress=progress, cleanup=(p.nvme_dir,),
-                    nodes=opts.nodes,
+                    nodes=opts.nodes, build_timeout=opts.build_timeout, note=progress.note,
                     keep_dir=os.path.join(opts.keep, label) if opts.keep else None))
-            record["build"] = build
+            record.setdefault("build", build)
         finally:
             progress.stop()
     except BaseException:
@@ -578,7 +578,8 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
                               "wall_s": build["wall_s"], "build": build}
             todo = []
         run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
-                              timeout=opts.timeout, extensions_dir=ext_dir,
+                              timeout=opts.timeout, extensions_dir=ext_dir, build_timeout=opts.build_timeout,
+                              note=progress.note,
                               cleanup=tuple(prepared[i].nvme_dir for i in todo))
 
         def phase(i: int, text: str) -> None:
@@ -613,7 +614,7 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
             ended(k, rec)
             records[i] = rec
         for i in todo:
-            records[i]["build"] = build
+            records[i].setdefault("build", build)
     return [finish(p, records[i]) if isinstance(p, Prepared) else p for i, p in enumerate(prepared)]
 
 

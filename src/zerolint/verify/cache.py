@@ -42,15 +42,78 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-")[:80]
 
 
-def extensions_dir(device_kind: str) -> str:
-    """An existing TORCH_EXTENSIONS_DIR wins (CI shares one across the run); else one per python, torch,
-    DeepSpeed and device kind under the zerolint cache, since a build is only valid for those."""
+def op_cache_name(device_kind: str) -> str:
+    """The op cache's directory name for this installation: Python, torch, DeepSpeed, the device kind, and a hash of
+    the toolchain and install paths (toolchain.identity), since every build names its venv's paths: two
+    installations with the same versions get two caches instead of rebuilding over each other."""
+    from .toolchain import digest
+
+    py = f"py{sys.version_info.major}{sys.version_info.minor}"
+    return (f"{py}-torch{package_version('torch')}-ds{package_version('deepspeed')}-{_slug(device_kind)}-"
+            f"{digest()}")
+
+
+def extensions_dir(device_kind: str, op_cache: str | None = None) -> str:
+    """Where verify's op builds live (TORCH_EXTENSIONS_DIR of its children): `<op_cache>/<op_cache_name>` with
+    `--op-cache DIR` (the directory CI keeps between runs); else an existing TORCH_EXTENSIONS_DIR, as it is (the
+    user's own choice, which DeepSpeed uses too); else `<cache>/torch_extensions/<op_cache_name>`."""
+    if op_cache:
+        return os.path.join(os.path.abspath(op_cache), op_cache_name(device_kind))
     env = os.environ.get("TORCH_EXTENSIONS_DIR")
     if env:
         return env
-    py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    name = f"{py}-torch{package_version('torch')}-ds{package_version('deepspeed')}-{_slug(device_kind)}"
-    return str(cache_dir() / "torch_extensions" / name)
+    return str(cache_dir() / "torch_extensions" / op_cache_name(device_kind))
+
+
+class OpCacheRefused(Exception):
+    """The op cache holds a directory or a library that someone else could have written: DeepSpeed would load it."""
+
+
+def check_op_cache(ext_dir: str) -> None:
+    """Raise OpCacheRefused unless the op cache can be trusted with code: DeepSpeed loads every `<op>.so` it finds
+    there, so the directory, each op's directory and every file in them must be yours and writable by no one else
+    (group or others), and none may be a symlink. A missing cache is fine (it is created private)."""
+    try:
+        st = os.lstat(ext_dir)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise OpCacheRefused(f"op cache {ext_dir}: {e.strerror}") from None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise OpCacheRefused(f"op cache {ext_dir}: not a directory (a symlink or a file)")
+    problems = []
+    why = _untrusted(st)
+    if why:
+        problems.append(f"{ext_dir}: {why}")
+    try:
+        entries = list(os.scandir(ext_dir))
+    except OSError as e:
+        raise OpCacheRefused(f"op cache {ext_dir}: {e.strerror}") from None
+    for entry in entries:
+        for path in [entry.path] + (_files(entry.path) if entry.is_dir(follow_symlinks=False) else []):
+            try:
+                est = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(est.st_mode):
+                problems.append(f"{path}: a symlink")
+            else:
+                why = _untrusted(est)
+                if why:
+                    problems.append(f"{path}: {why}")
+        if len(problems) > 3:
+            break
+    if problems:
+        raise OpCacheRefused(f"op cache {ext_dir} refused: DeepSpeed would load code that someone else could have "
+                             f"written ({'; '.join(problems[:3])}); chmod -R go-w it, or use a private "
+                             "--op-cache DIR")
+
+
+def _files(directory: str) -> list[str]:
+    try:
+        return [e.path for e in os.scandir(directory)]
+    except OSError:
+        return []
 
 
 def built_ops(ext_dir: str) -> set[str]:

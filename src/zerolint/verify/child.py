@@ -51,16 +51,25 @@ class Child:
 
     # -- the job ------------------------------------------------------------------------------------------------
     def run(self) -> int:
+        from .opguard import OpNotBuilt, loaded
+
         try:
             self._run()
+        except OpNotBuilt as stop:  # an op would be built (or waited for) inside the clock: the parent builds it
+            self.result.update(status="needs-op", phase=self.phase, op=stop.op, why=stop.why, ops_loaded=loaded())
+            self.write()
+            self.progress("needs-op", op=stop.op)
+            return 1
         except BaseException as exc:  # noqa: BLE001 - everything is reported, nothing escapes
             self.result["status"] = "fail"
             self.result["phase"] = self.phase
             self.result["error"] = describe_error(exc)
+            self.result["ops_loaded"] = loaded()
             self._memory()
             self.write()
             self.progress("failed")
             return 1
+        self.result["ops_loaded"] = loaded()
         self.write()
         self.progress("done")
         return 0
@@ -82,6 +91,10 @@ class Child:
             return
         import deepspeed
         from deepspeed.accelerator import get_accelerator
+
+        from . import opguard
+
+        opguard.install()  # no op build inside the clock (the fork server installed it already)
 
         self.result["versions"]["deepspeed"] = deepspeed.__version__
         self.result["timings"]["import_s"] = round(time.monotonic() - t, 3)
@@ -329,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HOME"] = os.getcwd()
     with open(args.spec, encoding="utf-8") as f:
         spec = json.load(f)
+    os.umask(0o022)  # op directories torch creates are writable by no one else (cache.check_op_cache)
     from .cpuinfo_once import remember
 
     remember()  # DeepSpeed asks py-cpuinfo up to three times per config; each answer costs a process

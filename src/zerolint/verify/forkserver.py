@@ -232,6 +232,10 @@ def main(argv: list[str]) -> int:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - an optional module of another DeepSpeed version
                 pass
+        from . import opguard
+
+        opguard.install()  # no op build (or lock wait) inside a run: every fork inherits the guard
+        os.umask(0o022)  # op directories torch creates are writable by no one else (cache.check_op_cache)
         cpuinfo_once.settle(asking)  # no thread may be running when we fork
         # Nothing may have created a CUDA context: a fork would inherit a context it cannot use.
         if torch.cuda.is_initialized():

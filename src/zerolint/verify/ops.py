@@ -44,24 +44,26 @@ def is_built(ext_dir: str, op: str) -> bool:
 
 
 def ninja_says_current(build_dir: str) -> bool | None:
-    """ninja's own answer, from a dry run (`ninja -n`: it stats files and compares its log, executes nothing), to
-    whether a built op is current: False when a source, a header it includes or its build command changed since
-    (a reinstalled torch or DeepSpeed), so that torch's loader would rebuild it inside the run's timeout. None when
-    ninja cannot tell (no build.ninja, no ninja, an error)."""
-    if not os.path.isfile(os.path.join(build_dir, "build.ninja")):
-        return None
-    here = os.path.dirname(sys.executable)  # the venv's own ninja (DeepSpeed's dependency), then PATH
-    ninja = shutil.which("ninja", path=os.pathsep.join((here, os.environ.get("PATH", os.defpath))))
-    if ninja is None:
-        return None
-    try:
-        p = subprocess.run([ninja, "-C", build_dir, "-n"], capture_output=True, text=True, timeout=30,
-                           stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if p.returncode != 0:
-        return None
-    return "no work to do" in p.stdout
+    """Whether a built op is current, as the ninja the run will use says (toolchain.dry_run: the same ninja and
+    PATH as torch inside the run, its log left as it was): False when a source, a header it includes or its build
+    command changed since (a reinstalled torch or DeepSpeed), so that torch's loader would rebuild it inside the
+    run's timeout. None when ninja cannot tell (no build.ninja, no ninja, an error)."""
+    from .toolchain import dry_run
+
+    return dry_run(build_dir, toolchain_env())
+
+
+def toolchain_env() -> dict:
+    """The environment the build child and every run child get for building and loading ops (sandbox.scrubbed,
+    the PATH pinned to verify's ninja: toolchain.py), so that the up-to-date check answers for the run's build."""
+    from .resolve import normalize_arch_list
+    from .toolchain import pin
+
+    env = pin(scrubbed(os.environ))
+    arch = normalize_arch_list(env.get("TORCH_CUDA_ARCH_LIST"))  # as runner.child_env: the same nvcc flags
+    if arch is not None:
+        env["TORCH_CUDA_ARCH_LIST"] = arch
+    return env
 
 
 def is_current(ext_dir: str, op: str) -> bool:
@@ -94,16 +96,17 @@ def _events(path: str) -> list[dict]:
 
 def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, say: Callable[[str], None],
               note: Callable[[str], None] | None = None, python: str = sys.executable,
-              cleanup: tuple[str, ...] = ()) -> dict:
+              cleanup: tuple[str, ...] = (), force: bool = False) -> dict:
     """Build or load `ops` in a child under `timeout` seconds; the build record. Ops already built, with no lock
-    in their directory, are not touched (no child at all when that is all of them). `cleanup`: more temp dirs of
-    this verify for the child's reaper to remove should zerolint be killed (zerolint/verify/lifeline.py)."""
+    in their directory, are not touched (no child at all when that is all of them), unless `force` (a run found
+    them not current: the child loads them, which builds what is out of date). `cleanup`: more temp dirs of this
+    verify for the child's reaper to remove should zerolint be killed (zerolint/verify/lifeline.py)."""
     from .procs import kill_run, processes_of
 
     note = note or say
     ops = list(dict.fromkeys(ops))
     current = {op: is_current(ext_dir, op) for op in ops}  # one ninja dry run per op
-    todo = [op for op in ops if needs_phase(ext_dir, op, current[op])]
+    todo = [op for op in ops if force or needs_phase(ext_dir, op, current[op])]
     record: dict = {"status": "ok", "ops": {op: {"status": "cached"} for op in ops if op not in todo},
                     "timeout_s": timeout, "wall_s": 0.0, "notices": []}
     if not todo:
@@ -114,7 +117,7 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
     os.makedirs(os.path.join(work, "tmp"))
     # The allow-listed environment of the run's children (sandbox.py), PYTHONPATH only zerolint's own root, and
     # HOME inside the build's directory; the op cache stays where TORCH_EXTENSIONS_DIR says.
-    env = {**scrubbed(os.environ), "TORCH_EXTENSIONS_DIR": ext_dir, "DS_ACCELERATOR": accelerator,
+    env = {**toolchain_env(), "TORCH_EXTENSIONS_DIR": ext_dir, "DS_ACCELERATOR": accelerator,
            "PYTHONUNBUFFERED": "1", "ZEROLINT_VERIFY_RUN": run_id, PARENT_VAR: str(os.getpid()),
            "TMPDIR": os.path.join(work, "tmp"), "HOME": work, CLEANUP_VAR: os.pathsep.join((work, *cleanup)),
            "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
@@ -161,6 +164,52 @@ def build_ops(ops: list[str], ext_dir: str, accelerator: str, timeout: float, sa
         shutil.rmtree(work, ignore_errors=True)
         record["wall_s"] = round(time.monotonic() - t0, 2)
     return record
+
+
+MAX_OP_STOPS = 8  # a config that reaches more unbuilt ops than this in a row is reported, not run for ever
+
+
+def build_stopped(rec: dict, ext_dir: str, accelerator: str, timeout: float, say: Callable[[str], None],
+                  note: Callable[[str], None] | None = None, cleanup: tuple[str, ...] = (),
+                  earlier: list[dict] | None = None) -> dict:
+    """A run stopped at an op that would have been built inside its clock (opguard.py, status `needs-op`): build
+    that op here, under `timeout`, and say whether the config should run again (`rerun`). One entry of the record's
+    `op_stops`: op, why, phase, build (build_ops' record), rerun."""
+    op, why = str(rec.get("op") or "?"), str(rec.get("why") or "")
+    earlier = earlier or []
+    stop: dict = {"op": op, "why": why, "phase": rec.get("phase"), "rerun": False}
+    if any(s["op"] == op for s in earlier) or len(earlier) >= MAX_OP_STOPS:
+        stop["build"] = {"status": "build-failed", "op": op, "ops": {}, "notices": [],
+                         "error": f"{op} was built, yet the run still found it {why}"}
+        return stop
+    say(f"the run reached {op} ({why}); it was stopped, so that no build is inside its --timeout: building {op}, "
+        "then running the config again")
+    stop["build"] = build_ops([op], ext_dir, accelerator, timeout, say, note, cleanup=cleanup, force=True)
+    stop["rerun"] = stop["build"]["status"] == "ok"
+    return stop
+
+
+def after_stops(rec: dict, stops: list[dict]) -> dict:
+    """The run record once its op stops are settled: the last run's, with `op_stops` listed; when the last stop's
+    build did not finish in time, `build-timeout` (the config was not run to the end); when it failed, the failure
+    DeepSpeed's own run would meet at that point (its build of the op fails the same way)."""
+    if not stops:
+        return rec
+    rec["op_stops"] = stops
+    last = stops[-1]
+    if rec.get("status") == "needs-op":
+        build = last["build"]
+        if build.get("status") == "build-timeout":
+            rec.update(status="build-timeout", phase=f"build {last['op']}", build=build)
+        else:
+            info = (build.get("ops") or {}).get(last["op"], {})
+            detail = info.get("error") or build.get("error") or build.get("log_tail", "")[-1500:]
+            rec.update(status="fail", phase=last.get("phase") or "initialize", build=build,
+                       error={"type": "RuntimeError", "message": f"Error building extension '{last['op']}': "
+                                                                 f"{detail}".strip(),
+                              "help": "DeepSpeed JIT-builds this op when the run reaches it; the build failed in "
+                                      "verify's build phase (the log tail is in build.log_tail)"})
+    return rec
 
 
 class _Watch:
@@ -238,6 +287,27 @@ def _on_signal(signum, frame) -> None:
     raise Stop(signum)
 
 
+def _builder(op: str):
+    """The accelerator's builder for the op named `op` (its NAME), found among the accelerator's own builder
+    classes: an op a run stopped at may be any of them (fused_lamb, quantizer, pin_memory, ...)."""
+    import importlib
+
+    from deepspeed.accelerator import get_accelerator
+
+    acc = get_accelerator()
+    if op in BUILDERS:
+        return acc.create_op_builder(BUILDERS[op])
+    try:
+        module = importlib.import_module(acc.op_builder_dir())
+    except ImportError:
+        return None
+    for name in sorted(dir(module)):
+        cls = getattr(module, name)
+        if name.endswith("Builder") and getattr(cls, "NAME", None) == op:
+            return acc.create_op_builder(name)
+    return None
+
+
 def _child(ext_dir: str, progress: str, ops: list[str]) -> int:
     from .lifeline import tie_to_parent
     from .locks import BuildLock
@@ -251,6 +321,7 @@ def _child(ext_dir: str, progress: str, ops: list[str]) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _on_signal)
+    os.umask(0o022)  # what torch creates in the op cache is writable by no one else (cache.check_op_cache)
     tie_to_parent()
     emit("import")
     from deepspeed.accelerator import get_accelerator
@@ -263,7 +334,7 @@ def _child(ext_dir: str, progress: str, ops: list[str]) -> int:
         lock = BuildLock(ext_dir, op, lambda msg, op=op: emit("notice", op, message=msg))
         try:
             lock.acquire(deadline=float("inf"))  # the parent's --build-timeout is the limit
-            builder = get_accelerator().create_op_builder(BUILDERS.get(op, ""))
+            builder = _builder(op)
             if builder is None or getattr(builder, "NAME", None) != op:
                 emit("unavailable", op, error=f"{get_accelerator()._name} has no builder for {op}")
                 ok = False

@@ -90,7 +90,8 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
     elif status == "timeout":
         phase = rec.get("phase") or "launch"
         msg = (f"the verify run timed out after {rec.get('timeout_s', 0):g} s (last stage reached: {phase}); "
-               f"all of its processes were stopped")
+               f"all of its processes were stopped; no op was built or waited for inside that time (verify stops a "
+               f"run that reaches one, builds it outside the clock and runs again), so the config's own run used it")
         help_ = None
         if rec.get("jit_pending"):
             help_ = (f"the run had to JIT-build {', '.join(rec['jit_pending'])} itself (the build phase did not): "
@@ -175,7 +176,16 @@ def timing_line(rec: dict) -> str:
     if built or build.get("notices"):
         parts.append(f"op build phase {build.get('wall_s', 0):.0f} s"
                      + (f" (built {', '.join(built)})" if built else ""))
+    for stop in rec.get("op_stops") or []:  # the run reached an op that was not built: stopped, built, run again
+        b = stop.get("build") or {}
+        parts.append(f"stopped at {stop.get('op')} ({stop.get('why')}), built it in {b.get('wall_s', 0):.0f} s "
+                     "outside the clock" + (", ran again" if stop.get("rerun") else ""))
     return ", ".join(parts)
+
+
+def _stop_json(stop: dict) -> dict[str, Any]:
+    build = {k: v for k, v in (stop.get("build") or {}).items() if k != "log_tail"}
+    return {**{k: v for k, v in stop.items() if k != "build"}, "build": build}
 
 
 def run_json(rep: RunReport) -> dict[str, Any]:
@@ -206,6 +216,8 @@ def run_json(rep: RunReport) -> dict[str, Any]:
         "losses": rec.get("losses"),
         "skipped_steps": rec.get("skipped_steps"),
         "jit_built": rec.get("jit_built", []),
+        "ops_loaded": rec.get("ops_loaded", []),
+        "op_stops": [_stop_json(stop) for stop in rec.get("op_stops") or []],
         "run_id": rec.get("run_id"),
         "command": rec.get("command"),
         "timeout_s": rec.get("timeout_s"),

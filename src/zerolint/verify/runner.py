@@ -41,6 +41,7 @@ from .launch import command as nodes_command
 from .lifeline import CLEANUP_VAR, PARENT_VAR
 from .procs import kill_run, processes_of
 from .resolve import Plan, normalize_arch_list
+from .toolchain import pin
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 DIST_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
@@ -59,6 +60,8 @@ class RunOptions:
     keep_dir: str | None = None  # keep the run's files here (spec, log, results) instead of a temp dir
     cleanup: tuple[str, ...] = ()  # more temp dirs of this verify, removed by the reaper if zerolint is killed
     nodes: Nodes | None = None  # a multi-node run (launch.py); world_size is then this node's ranks
+    build_timeout: float = 1800.0  # an op a run stops at is built under this limit (ops.build_stopped)
+    note: Callable[[str], None] | None = None  # lines that stay (build notices), besides `progress`
 
 
 class Interrupted(KeyboardInterrupt):
@@ -188,6 +191,7 @@ def needed_ops(plan: Plan, accelerator: str) -> list[str]:
 
 def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None) -> dict:
     env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
+    pin(env)  # torch's op loader finds verify's ninja first, the one the up-to-date check asked (toolchain.py)
     env.update(MULTICAST_OFF)
     env["ZEROLINT_VERIFY_RUN"] = run_id
     env[PARENT_VAR] = str(os.getpid())
@@ -266,17 +270,28 @@ def spec_of(plan: Plan, accelerator: str) -> dict:
 
 def run_plan(plan: Plan, opts: RunOptions) -> dict:
     """Run the plan in a child process tree; return the run record (see docs/verify.md). The ops it needs should
-    be built first (zerolint/verify/ops.py): whatever is still missing is built inside this run's timeout."""
-    from .ops import is_built
+    be built first (zerolint/verify/ops.py); a run that still reaches one that is not built stops there
+    (opguard.py), the op is built under `opts.build_timeout`, and the config runs again (`op_stops` in the record)."""
+    from .ops import after_stops, build_stopped, is_built
 
-    run_id = uuid.uuid4().hex[:16]
-    work = opts.keep_dir or tempfile.mkdtemp(prefix="zerolint-verify-")
-    try:
-        return _run_in(plan, opts, run_id, work, [op for op in needed_ops(plan, opts.accelerator)
-                                                  if not is_built(opts.extensions_dir, op)])
-    finally:
-        if opts.keep_dir is None:
-            shutil.rmtree(work, ignore_errors=True)
+    stops: list[dict] = []
+    while True:
+        run_id = uuid.uuid4().hex[:16]
+        work = opts.keep_dir or tempfile.mkdtemp(prefix="zerolint-verify-")
+        try:
+            rec = _run_in(plan, opts, run_id, work, [op for op in needed_ops(plan, opts.accelerator)
+                                                     if not is_built(opts.extensions_dir, op)])
+        finally:
+            if opts.keep_dir is None:
+                shutil.rmtree(work, ignore_errors=True)
+        if rec.get("status") != "needs-op":
+            break
+        stop = build_stopped(rec, opts.extensions_dir, opts.accelerator, opts.build_timeout,
+                             opts.progress or (lambda s: None), opts.note, opts.cleanup, stops)
+        stops.append(stop)
+        if not stop["rerun"]:
+            break
+    return after_stops(rec, stops)
 
 
 def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[str]) -> dict:
@@ -418,8 +433,13 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str, expected
                                                                 f"writing a result"})
         return "crash"
     failed = [r for r in ranks if r.get("status") == "fail"]
+    stopped = [r for r in ranks if r.get("status") == "needs-op"]
     r0 = next((r for r in ranks if r.get("rank") == 0), ranks[0])
-    if failed:
+    if stopped:  # an op would have been built inside the clock (opguard.py): the caller builds it and runs again
+        s = stopped[0]
+        record.update(status="needs-op", op=s.get("op"), why=s.get("why"), phase=s.get("phase"),
+                      stopped_rank=s.get("rank"))
+    elif failed:
         f = failed[0]
         msg = (f.get("error") or {}).get("message", "")
         if "EADDRINUSE" in msg or "address already in use" in msg.lower():
@@ -442,6 +462,7 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str, expected
     record["skipped_steps"] = r0.get("skipped_steps")
     record["estimates"] = r0.get("estimates")
     record["timings"] = r0.get("timings", {})
+    record["ops_loaded"] = sorted({op for r in ranks for op in (r.get("ops_loaded") or [])})
     if r0.get("hf") is not None:  # the real HF path: the config HF handed DeepSpeed (hf_child.py)
         record["hf"] = r0["hf"]
     mem: dict = {}

@@ -215,6 +215,12 @@ class WarmServer:
                     ended.append(job)
         return ended
 
+    def extend(self, seconds: float) -> None:
+        """Move every running job's deadline by `seconds` (the time zerolint spent building an op meanwhile)."""
+        for job in self.jobs.values():
+            if not job.done:
+                job.deadline += seconds
+
     def ports_in_use(self) -> set[int]:
         """The MASTER_PORTs of the jobs still running: a new job must not get one of them."""
         return {job.port for job in self.jobs.values() if not job.done and job.port}
@@ -314,7 +320,10 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
 
     if opts.world_size != 1:
         raise ValueError("the warm runner runs single-rank jobs; several ranks use runner.run_plan")
+    from .ops import after_stops, build_stopped
+
     records: list[dict] = [{} for _ in plans]
+    stops: dict[int, list[dict]] = {}  # plan -> the ops its runs stopped at (ops.build_stopped)
     running: dict[str, int] = {}
     todo, retried = list(range(len(plans))), set()
     while todo or running:
@@ -339,12 +348,21 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
             if _port_taken(rec) and i not in retried:  # taken between free_port and the bind: once more
                 retried.add(i)
                 todo.insert(0, i)
-            else:
-                records[i] = rec
-                if ended:
-                    ended(i, rec)
+                continue
+            if rec.get("status") == "needs-op":  # it reached an op that is not built: build it, then run it again
+                t = time.monotonic()
+                stop = build_stopped(rec, opts.extensions_dir, opts.accelerator, opts.build_timeout,
+                                     opts.progress or opts.note or (lambda text: None), opts.note, opts.cleanup,
+                                     stops.get(i))
+                stops.setdefault(i, []).append(stop)
+                server.extend(time.monotonic() - t)  # the others' clocks do not count our build either
+                if stop["rerun"]:
+                    todo.insert(0, i)
+                    continue
+            records[i] = after_stops(rec, stops.get(i, []))
+            if ended:
+                ended(i, records[i])
     return records
-
 
 def _port_taken(rec: dict) -> bool:
     text = ((rec.get("error") or {}).get("message") or "") + (rec.get("log_tail") or "")
