@@ -34,9 +34,10 @@ ROOT = HERE.parents[1]
 PHASES = ("parse", "initialize", "step", "ran")  # in order; "timeout" / "crash" are the harness's
 STEPS = 3
 CLIENT_OPTIMIZER = ("AdamW", {"lr": 5e-5, "weight_decay": 0.0})
-# The ops a config can reach on each accelerator (zerolint/verify/ops.py BUILDERS), built before the timed runs.
-OPS = {"cpu": ["deepspeed_shm_comm", "cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"],
-       "cuda": ["cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion"]}
+# The ops the configs reach on each accelerator, built before the timed runs; one the plan names but these lack is
+# built when a run stops at it (opguard.py) and that config runs again (`Run.op_stops`).
+OPS = {"cpu": ["deepspeed_shm_comm", "cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion", "pin_memory"],
+       "cuda": ["cpu_adam", "fused_adam", "cpu_adagrad", "cpu_lion", "pin_memory", "fused_lamb", "fused_lion"]}
 # Code of a frame through which a failure is DeepSpeed's config reading (deepspeed/__init__.py:534-554: the file,
 # the tensor-parallel merge and autotp check, DeepSpeedConfig; runtime/zero/partition_parameters.py:1077).
 PARSE_FRAMES = ("load_ds_config(", "DeepSpeedConfig(", "merge_tp_model_init_into_config(",
@@ -55,6 +56,9 @@ class Run:
     neutralised: list[str] = field(default_factory=list)
     seconds: float = 0.0
     skipped_steps: int | None = None
+    ops_loaded: list[str] = field(default_factory=list)  # every op builder's load() the run called (opguard.py)
+    ops_planned: list[str] = field(default_factory=list)  # verify's op plan for it (opplan.py)
+    op_stops: list[str] = field(default_factory=list)  # ops the run stopped at, built outside its clock
 
     @property
     def failed(self) -> bool:
@@ -70,12 +74,16 @@ class Run:
     def to_json(self) -> dict:
         return {"phase": self.phase, "step": self.step, "error": self.error, "facts": self.facts,
                 "client_optimizer": self.client_optimizer, "neutralised": self.neutralised, "seconds": self.seconds,
-                "skipped_steps": self.skipped_steps}
+                "skipped_steps": self.skipped_steps, "ops_loaded": self.ops_loaded, "ops_planned": self.ops_planned,
+                "op_stops": self.op_stops}
 
     @classmethod
     def from_json(cls, d: dict) -> "Run":
-        return cls(**{k: d.get(k) for k in ("phase", "step", "error", "facts", "client_optimizer", "neutralised",
-                                            "seconds", "skipped_steps")})
+        run = cls(**{k: d.get(k) for k in ("phase", "step", "error", "facts", "client_optimizer", "neutralised",
+                                           "seconds", "skipped_steps")})
+        run.ops_loaded, run.ops_planned = list(d.get("ops_loaded") or []), list(d.get("ops_planned") or [])
+        run.op_stops = list(d.get("op_stops") or [])
+        return run
 
 
 def _short_error(err: dict) -> dict:
@@ -206,32 +214,45 @@ class RuntimeRunner:
         submitted (the zerolint side, so that the two use both cores)."""
         import time
 
+        from zerolint.verify.opplan import planned_ops
+        from zerolint.verify.ops import build_stopped
+
         runs: list[Run | None] = [None] * len(datas)
-        running: dict[str, tuple] = {}  # job id -> (index, job, work dir, client, neutralised, start)
-        next_i, finished = 0, 0
+        running: dict[str, tuple] = {}  # job id -> (index, job, work dir, client, neutralised, start, cfg)
+        stops: dict[int, list[dict]] = {}
+        todo = list(range(len(datas)))
+        finished = 0
         waited = False
         while finished < len(datas):
-            while next_i < len(datas) and len(running) < max(1, jobs):
-                work = tempfile.mkdtemp(prefix=f"c{next_i}-", dir=self.tmp)
-                path, cfg, neutralised = prepare(datas[next_i], work)
+            while todo and len(running) < max(1, jobs):
+                i = todo.pop(0)
+                work = tempfile.mkdtemp(prefix=f"c{i}-", dir=self.tmp)
+                path, cfg, neutralised = prepare(datas[i], work)
                 spec, client = spec_for(path, cfg, self.accelerator)
                 job = self.server.submit(spec, self.timeout)
-                running[job.id] = (next_i, job, work, client, neutralised, time.monotonic())
-                next_i += 1
+                running[job.id] = (i, job, work, client, neutralised, time.monotonic(), cfg)
             if not waited and while_waiting is not None:
                 while_waiting()
                 waited = True
             for job in self.server.poll():
                 if job.id not in running:
                     continue
-                i, _, work, client, neutralised, t = running.pop(job.id)
+                i, _, work, client, neutralised, t, cfg = running.pop(job.id)
                 result = self.server.result(job)
                 self.server.forget(job)
                 shutil.rmtree(work, ignore_errors=True)
+                if result.get("status") == "needs-op":  # an op the builds above lack: built, then run again
+                    stop = build_stopped(result, extensions_dir(), self.accelerator, self.build_timeout,
+                                         lambda _m: None, earlier=stops.get(i))
+                    stops.setdefault(i, []).append(stop)
+                    if stop["rerun"]:
+                        todo.insert(0, i)
+                        continue
                 phase, step = phase_of(result)
                 runs[i] = Run(phase, step, _short_error(result.get("error") or {}) if phase != "ran" else {},
                               result.get("facts") or {}, client, neutralised, round(time.monotonic() - t, 3),
-                              result.get("skipped_steps"))
+                              result.get("skipped_steps"), list(result.get("ops_loaded") or []),
+                              planned_ops(cfg or {}, self.accelerator, client), [s["op"] for s in stops.get(i, [])])
                 finished += 1
                 if progress:
                     progress(finished)

@@ -128,6 +128,16 @@ def test_every_config_got_a_verdict(outcomes):
     assert not bad, "timeouts or crashes of the harness: " + _show(bad)
 
 
+def test_every_op_a_run_loaded_was_planned(outcomes):
+    """verify's op plan (zerolint/verify/opplan.py) against what DeepSpeed really loaded: every op builder's load()
+    a run called (recorded by zerolint/verify/opguard.py) was planned, so that verify builds it before the clock."""
+    bad = [(o.case.name, sorted(set(o.run.ops_loaded) - set(o.run.ops_planned))) for o in outcomes
+           if set(o.run.ops_loaded) - set(o.run.ops_planned)]
+    assert not bad, f"ops loaded but not planned (config, ops): {bad[:10]}"
+    loaded = {op for o in outcomes for op in o.run.ops_loaded}
+    assert {"deepspeed_shm_comm", "fused_adam", "cpu_adam"} <= loaded, loaded  # the recorder sees the loads
+
+
 def test_no_rule_crashes(outcomes):
     bad = [o for o in outcomes if o.internal]
     assert not bad, "ZL000: " + _show(bad)

@@ -173,6 +173,12 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
               help="Seconds for building the DeepSpeed ops the run needs (a phase before the run).")
 @click.option("--prepare", is_flag=True, help="Only build the DeepSpeed ops these CONFIGs need (Docker images, CI "
                                               "setup steps); exit 0 when they are ready, 2 otherwise.")
+@click.option("--dry-run", is_flag=True, help="With --prepare: print the ops each CONFIG needs (--format json: "
+                                              "each config with its ops) and build nothing.")
+@click.option("--op-cache", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Keep the DeepSpeed op builds under DIR (one subdirectory per installation and toolchain): the "
+                   "directory a CI cache step keeps between runs [default: TORCH_EXTENSIONS_DIR when set, else "
+                   "zerolint's cache].")
 @click.option("--target", type=click.Choice(TARGETS), default=None,
               help='Who reads the config; hf/accelerate fill "auto" as the HF Trainer does (docs/verify.md) '
                    "[default: the zerolint config's target, else auto].")
@@ -222,9 +228,10 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--quiet", "-q", is_flag=True, help="No progress and only the findings.")
 @click.option("--no-color", is_flag=True, help="Plain text even on a terminal.")
 def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, seq_len, steps, timeout, build_timeout,
-               prepare, target, precision, training_args, hf_mode, client_optimizer, launcher, nnodes, node_rank,
-               rdzv_endpoint, rdzv_backend, rdzv_id, hostfile, num_nodes, master_addr, master_port, no_cache, formats,
-               outputs, fail_on, select, ignore, config_file, isolated, jobs, keep, quiet, no_color) -> None:
+               prepare, dry_run, op_cache, target, precision, training_args, hf_mode, client_optimizer, launcher,
+               nnodes, node_rank, rdzv_endpoint, rdzv_backend, rdzv_id, hostfile, num_nodes, master_addr, master_port,
+               no_cache, formats, outputs, fail_on, select, ignore, config_file, isolated, jobs, keep, quiet,
+               no_color) -> None:
     """Prove CONFIG with a real DeepSpeed init and optimizer steps on a tiny model (docs/verify.md).
 
     Several CONFIGs (files, directories, quoted globs) run through one warm runner, with a table of verdicts.
@@ -242,8 +249,11 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
                          config_file=config_file, quiet=quiet, color=not no_color, keep=keep,
                          training_args=training_args, hf=hf_mode, nnodes=nnodes, node_rank=node_rank,
                          rdzv_endpoint=rdzv_endpoint, rdzv_backend=rdzv_backend, rdzv_id=rdzv_id, hostfile=hostfile,
-                         num_nodes=num_nodes, master_addr=master_addr, master_port=master_port)
+                         num_nodes=num_nodes, master_addr=master_addr, master_port=master_port,
+                         op_cache=op_cache, dry_run=dry_run)
     try:
+        if dry_run and not prepare:
+            raise UsageError("--dry-run goes with --prepare (list the ops the CONFIGs need, build nothing)")
         if prepare:
             code = prepare_ops(list(configs), opts)
         elif len(configs) == 1 and not (os.path.isdir(configs[0]) or (any(ch in configs[0] for ch in "*?[")

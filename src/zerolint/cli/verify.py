@@ -75,6 +75,8 @@ class VerifyOptions:
     keep: str | None = None  # keep the run's files (spec, log, results) under this directory
     training_args: str | None = None  # --training-args FILE (JSON/YAML TrainingArguments fields; hf_args.py)
     hf: str = "auto"  # auto: the real HF Trainer/Accelerate for hf/accelerate when [hf] is installed | replay
+    op_cache: str | None = None  # --op-cache DIR: where the op builds are kept (cache.extensions_dir)
+    dry_run: bool = False  # with --prepare: list the ops each config needs, build nothing
 
     @property
     def ranks(self) -> int:
@@ -147,6 +149,17 @@ class Progress:
         if self.status is not None:
             self.status.stop()
             self.status = None
+
+
+def op_cache_dir(opts: VerifyOptions, device_kind: str) -> str:
+    """The op cache this verify uses (cache.extensions_dir), refused when someone else could have written the
+    code DeepSpeed would load from it (cache.check_op_cache)."""
+    ext_dir = cache.extensions_dir(device_kind, opts.op_cache)
+    try:
+        cache.check_op_cache(ext_dir)
+    except cache.OpCacheRefused as e:
+        raise UsageError(str(e)) from None
+    return ext_dir
 
 
 def _device(opts: VerifyOptions) -> tuple[str, str]:
@@ -312,7 +325,34 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
         rep.cached, rep.record = True, record
         plan.changes += hf_fill_changes(plan, record)  # what the real HF Trainer filled (the hf path), as changes
         return analyse(rep, selection)
+    refusal = replayed_mismatch(doc, settings, opts, plan)
+    if refusal is not None:  # the HF Trainer would stop here, before DeepSpeed runs
+        shutil.rmtree(nvme_dir, ignore_errors=True)
+        rep.record = {**base, "status": "fail", "phase": "initialize", "error": refusal, "wall_s": 0.0,
+                      "replayed": "the HF Trainer's mismatch check (transformers integrations/deepspeed.py "
+                                  "trainer_config_finalize), replayed: transformers is not installed"}
+        return analyse(rep, selection)
     return Prepared(rep, plan, key, nvme_dir, base, selection)
+
+
+def replayed_mismatch(doc: Document, settings, opts: VerifyOptions, plan) -> dict | None:
+    """On the replay path (target hf, --training-args, no real HF Trainer), the error the Trainer raises when a
+    config value mismatches TrainingArguments (the same keys as ZL523, at the run's world size), else None."""
+    if plan.hf is not None or plan.target != "hf" or getattr(settings, "training_args", None) is None:
+        return None
+    from ..base.record import replace as replace_record
+    from ..model.trainer import ds_key, mismatches
+
+    view = View(doc, replace_record(settings, world_size=opts.ranks))
+    found = mismatches(view)
+    if not found:
+        return None
+    lines = "\n".join(f"- ds {ds_key(c.pointer)}={ds} vs hf {c.hf_key}={hf}" for c, ds, hf in found)
+    return {"type": "ValueError", "module": "builtins",
+            "message": "Please correct the following DeepSpeed config values that mismatch TrainingArguments values:"
+                       f"\n{lines}\nThe easiest method is to set these DeepSpeed config values to 'auto'.",
+            "frames": [{"file": "transformers/integrations/deepspeed.py", "line": 0, "func": "trainer_config_finalize",
+                        "code": "raise ValueError(...)  # replayed by zerolint"}]}
 
 
 def finish(p: Prepared, record: dict) -> RunReport:
@@ -332,7 +372,7 @@ def verify_text(text: str, path: str, label: str, opts: VerifyOptions, accelerat
     if isinstance(p, RunReport):
         return p
     try:
-        ext_dir = cache.extensions_dir(device_kind)
+        ext_dir = op_cache_dir(opts, device_kind)
         progress.start(f"{path} ({label})")
         try:
             build = build_ops(needed_ops(p.plan, accelerator), ext_dir, accelerator, opts.build_timeout, progress,
@@ -389,10 +429,13 @@ def _need_torch_and_deepspeed() -> None:
 def prepare(configs: list[str], opts: VerifyOptions) -> int:
     """`zerolint verify --prepare CONFIG...`: build the DeepSpeed ops these configs need into the op cache, and
     nothing else (for Docker images and CI setup steps). 0 when every op is ready, 2 otherwise."""
-    _need_torch_and_deepspeed()
+    if not opts.dry_run:
+        _need_torch_and_deepspeed()
     accelerator, device_kind = _device(opts)
     pipeline = pipeline_for(configs, opts)
     ops: list[str] = []
+    per_config: list[tuple[str, list[str]]] = []
+    args = training_args_of(opts)
     for config in configs:
         setup, res = static_phase(pipeline, config)  # the target the run will have (the project's settings)
         target = View(res.document, setup.settings).target
@@ -400,13 +443,18 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
         if reader_error is not None:
             raise UsageError(f"{config}: {reader_error['reader_name']} cannot read it: {reader_error['message']}")
         try:
-            plan = build_plan(data, target=target, world_size=opts.gpus,
-                              steps=opts.steps, precision=opts.precision, client_optimizer=opts.client_optimizer,
+            plan = build_plan(data, target=target, world_size=opts.ranks, steps=opts.steps, precision=opts.precision,
+                              client_optimizer=opts.client_optimizer, training_args=args,
                               model=model_spec(parse_params(opts.params), opts.seq_len), tmpdir=tempfile.gettempdir())
         except ValueError as e:
             raise UsageError(f"{config}: {e}") from None
-        ops += [op for op in needed_ops(plan, accelerator) if op not in ops]
-    ext_dir = cache.extensions_dir(device_kind)
+        own = needed_ops(plan, accelerator)
+        per_config.append((config, own))
+        ops += [op for op in own if op not in ops]
+    ext_dir = op_cache_dir(opts, device_kind)
+    if opts.dry_run:
+        _print_plan(per_config, ops, ext_dir, accelerator, opts)
+        return EXIT_OK
     progress = Progress(enabled=not opts.quiet, rich=False)
     progress.label = "prepare"
     with signals_as_interrupt():
@@ -424,6 +472,28 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
     print(f"zerolint verify --prepare: {len(ops)} op{'s' if len(ops) != 1 else ''} "
           f"{'ready' if build['status'] == 'ok' else 'NOT ready'} in {ext_dir}", file=sys.stderr)
     return EXIT_OK if build["status"] == "ok" else EXIT_USAGE
+
+
+def _print_plan(per_config: list[tuple[str, list[str]]], ops: list[str], ext_dir: str, accelerator: str,
+                opts: VerifyOptions) -> None:
+    """`--prepare --dry-run`: each config with the ops its run will load (verify/opplan.py), and whether each is
+    built in the op cache; nothing is built."""
+    from ..verify.ops import is_current
+
+    state = {op: "built" if is_current(ext_dir, op) else "not built" for op in ops}
+
+    def text() -> str:
+        lines = [f"{c}: {', '.join(own) if own else 'no ops'}" for c, own in per_config]
+        lines += [f"  {op}: {state[op]}" for op in ops]
+        lines.append(f"{len(ops)} op{'s' if len(ops) != 1 else ''} for {accelerator}, op cache {ext_dir}")
+        return "\n".join(lines) + "\n"
+
+    def as_json() -> str:
+        return json.dumps({"accelerator": accelerator, "op_cache": ext_dir,
+                           "ops": [{"op": op, "state": state[op]} for op in ops],
+                           "configs": [{"file": c, "ops": own} for c, own in per_config]}, indent=2) + "\n"
+
+    _write_formats(opts, {"json": as_json, "text": text})
 
 
 def run(config: str, opts: VerifyOptions) -> int:
@@ -447,7 +517,7 @@ def run(config: str, opts: VerifyOptions) -> int:
             compare, fixed = _fixed(res.document.text, config, opts, setup, pipeline.suppressions().hides(config))
             if fixed is not None:
                 reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress, setup))
-                compare["fixed_verdict"] = reports[1].status
+                compare["fixed_verdict"] = verdict(reports[1])
     diagnostics, summary, documents = _through_suppressions(pipeline, reports[0])
     summary["verify"] = verdict(reports[0])
     _emit(reports, compare, documents, summary, opts)
@@ -565,7 +635,7 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
     n = len(prepared)
     todo = [i for i, p in enumerate(prepared) if isinstance(p, Prepared)]
     records: dict[int, dict] = {}
-    ext_dir = cache.extensions_dir(device_kind)
+    ext_dir = op_cache_dir(opts, device_kind)
     if todo:
         ops = list(dict.fromkeys(op for i in todo for op in needed_ops(prepared[i].plan, accelerator)))
         progress = Progress(enabled=not opts.quiet, rich=False)

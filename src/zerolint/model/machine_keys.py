@@ -108,7 +108,7 @@ NOT_MACHINE_KEYS = {
     "/datastates_ckpt": "imports the fixed package `datastates` from the environment (checkpoint_engine/utils.py:"
                         "29-31); verify's scrubbed PYTHONPATH and temp working directory leave only installed "
                         "packages, so it is not neutralised (ZL907 reports it)",
-    "/wandb, /comet": "no path keys; verify switches the monitors off (no network)",
+    "/wandb, /comet": "no path keys; verify runs them offline (WANDB_MODE=offline, comet online: false)",
     "/nebula, /compression_training, ...": "removed sections: DeepSpeed rejects them at parse "
                                            "(runtime/config.py:81-140)",
 }

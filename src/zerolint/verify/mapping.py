@@ -62,6 +62,8 @@ MODULE_SECTIONS = (
     ("deepspeed/runtime/activation_checkpointing", "/activation_checkpointing"),
     ("deepspeed/runtime/pipe", "/pipeline"),
     ("deepspeed/monitor", ""),
+    ("deepspeed/runtime/model_checkpointing", "/checkpoint/writer"),  # the writer made at initialize
+    ("deepspeed/runtime/checkpoint_engine", "/checkpoint"),
 )
 
 
@@ -244,6 +246,10 @@ def _map_hf(err: dict, doc: Document, stage: str, who: str) -> Mapped | None:
     return None
 
 
+# The package each monitor section makes DeepSpeed import at initialize (deepspeed/monitor/utils.py).
+MONITOR_PACKAGES = {"wandb": "wandb", "comet": "comet_ml", "tensorboard": "tensorboard"}
+
+
 def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_section: str = "/bf16") -> Mapped:
     """Where DeepSpeed failed and which key is to blame. `job_config` is the dict the child passed to DeepSpeed
     (what DeepSpeed actually saw); pointers are looked up in the user's document `doc`."""
@@ -273,6 +279,13 @@ def map_error(err: dict, phase: str, doc: Document, job_config: dict, bf16_secti
         ptr, rel, summary = _validation(err, doc, bf16_section)
         related.extend(rel)
         return done(ptr, summary)
+
+    if etype in ("ModuleNotFoundError", "ImportError") and _in(err, "deepspeed/monitor/utils.py"):
+        monitor = next((m for m, pkg in MONITOR_PACKAGES.items() if pkg in msg), None)
+        if monitor is not None:  # DeepSpeed imports the monitor's package at initialize (monitor/utils.py)
+            pkg = MONITOR_PACKAGES[monitor]
+            help_ = f"install {pkg} where the job runs (pip install {pkg}), or set {monitor}.enabled to false"
+            return done(f"/{monitor}/enabled" if doc.node(f"/{monitor}/enabled") is not None else f"/{monitor}")
 
     if "bfloat16 and fp16 modes cannot be simultaneously enabled" in msg:
         related.append((f"{bf16_section}/enabled", "bf16 is enabled here"))

@@ -82,6 +82,14 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
         else:
             m = map_error(err, rec.get("phase") or "initialize", doc, rep.plan.config if rep.plan else {},
                           rep.view.bf16_section)
+            changed = _neutralised_cause(rep, m, err)
+            if changed is not None:  # the key verify changed for safety, not the config, may be what failed
+                rec["status"], rec["reason"] = "skip", (
+                    f"the run failed at {changed.pointer or '/'}, which verify changed for safety ({changed.message}); "
+                    f"what your own run does there cannot be told from this run ({m.message})")
+                add(codes.SKIPPED, Finding(changed.pointer, f"not verified: {rec['reason']}"))
+                rep.verify = out
+                return rep
             rep.mapped = m
             where = f" [{m.where}]" if m.where else ""
             rank = f" on rank {rec['failed_rank']}" if rec.get("failed_rank") else ""
@@ -124,6 +132,24 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
             add(codes.LOSS, Finding("", f"the loss after step {len(losses)} is {losses[-1]} and no step was skipped"))
     rep.verify = out
     return rep
+
+
+def _neutralised_cause(rep: RunReport, m: Mapped, err: dict):
+    """The neutralised change (resolve.NEUTRALISED: a path pointed into the run's temp dir, a module list dropped)
+    the failure is at, or names, else None: there the failure may be verify's change, not the config's."""
+    from .resolve import NEUTRALISED
+
+    if rep.plan is None:
+        return None
+    text = f"{err.get('message', '')} {(err.get('cause') or {}).get('message', '')}"
+    for c in rep.plan.changes:
+        if c.kind != NEUTRALISED or not c.pointer:
+            continue
+        at = m.pointer and (m.pointer == c.pointer or m.pointer.startswith(c.pointer + "/"))
+        named = isinstance(c.after, str) and len(c.after) > 8 and c.after in text
+        if at or named:
+            return c
+    return None
 
 
 # -- what DeepSpeed did ---------------------------------------------------------------------------------------------
@@ -318,8 +344,10 @@ def compare_rows(reports: list[RunReport]) -> list[tuple[str, list[str]]]:
         for rep in reports:
             rec, mem = rep.record, rep.record.get("memory") or {}
             d = did(rec.get("facts") or {})
-            if name == "result":
-                cell = rep.status + (f" at {rep.mapped.stage}" if rep.mapped else "")
+            if name == "result":  # the verdict its own block gives (a pass whose intent checks failed is a fail)
+                cell = verdict(rep) + (f" at {rep.mapped.stage}" if rep.mapped else "")
+                if rep.status == "pass" and cell != "pass":
+                    cell += " (ran; intent checks failed)" if any(not c.ok for c in rep.intent) else " (ran)"
             elif name in d:
                 cell = d[name]
             elif name == "intent checks":

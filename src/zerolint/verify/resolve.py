@@ -12,7 +12,10 @@ Pure Python (no torch, no deepspeed). What it does, in order (docs/verify.md lis
    rescaled to this one (noted). Anything else (strings, a triple that fits no world size) is left as it is so
    that DeepSpeed's own error is what the report shows.
 3. nvme offload: `nvme_path` is pointed at a fresh temporary directory.
-4. Monitors (tensorboard, wandb, csv_monitor, comet) are switched off: no files, no network.
+4. Monitors (tensorboard, wandb, csv_monitor, comet) run as the user's run would (DeepSpeed imports their package at
+   initialize, and fails there when it is missing), kept off the network and out of the user's files: their paths
+   point into the run's temp dir (step 3), wandb runs offline (WANDB_MODE=offline, runner.child_env) and comet with
+   `online: false`.
    Every other key that names a path or a module (zerolint/model/machine_keys.py) is neutralised too: paths point
    into the run's temp dir, module lists are dropped (DeepSpeed then uses its defaults). Each such change is
    listed with kind "neutralised", so the report says what verify did not honour.
@@ -375,11 +378,12 @@ def make_safe(cfg: dict, tmpdir: str | None, changes: list[Change]) -> None:
                 changes.append(Change(f"/zero_optimization/{which}/nvme_path", f"nvme_path -> {path} (a temporary "
                                       "directory)", block.get("nvme_path"), path))
                 block["nvme_path"] = path
-    for mon in MONITORS:
-        sec = cfg.get(mon)
-        if isinstance(sec, dict) and sec.get("enabled") not in (False, None, "auto"):
-            sec["enabled"] = False
-            changes.append(Change(f"/{mon}/enabled", f"{mon} switched off for the verify run", True, False))
+    comet = cfg.get("comet")
+    on = isinstance(comet, dict) and comet.get("enabled") not in (False, None, "auto")
+    if on and comet.get("online") is not False:
+        changes.append(Change("/comet/online", "comet runs offline for the verify run (no network; its files go to "
+                              "the run's temp dir)", comet.get("online"), False, NEUTRALISED))
+        comet["online"] = False
 
 
 def build_plan(user_cfg: dict, *, target: str, world_size: int = 1, steps: int = 3, precision: str = "bf16",

@@ -44,6 +44,12 @@ from .resolve import Plan, normalize_arch_list
 from .toolchain import pin
 
 MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+# A monitor the config enables runs as in the user's run, off the network (resolve.py, step 4): wandb offline, in
+# the run's directory (its working directory and HOME).
+MONITORS_OFFLINE = {"WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+# One node, as DeepSpeed's own launcher sets them for every rank (launcher/launch.py:179-182): DeepSpeed reads them,
+# e.g. its checkpoint writer (runtime/model_checkpointing/utils.py:76-78: KeyError 'CROSS_SIZE' without them).
+ONE_NODE = {"CROSS_RANK": "0", "CROSS_SIZE": "1", "LOCAL_SIZE": "1"}
 DIST_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
              "ROLE_RANK", "TORCHELASTIC_RUN_ID", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE")
 
@@ -171,28 +177,17 @@ def cpu_model() -> str:
 
 
 def needed_ops(plan: Plan, accelerator: str) -> list[str]:
-    """DeepSpeed ops the run will JIT-build if they are not in the cache yet (to say so before the wait)."""
-    ops = []
-    if accelerator == "cpu":
-        ops.append("deepspeed_shm_comm")
-    if plan.client_optimizer == "DeepSpeedCPUAdam":
-        ops.append("cpu_adam")
-    opt = plan.config.get("optimizer")
-    if isinstance(opt, dict) and str(opt.get("type", "")).lower() in ("adam", "adamw"):
-        params = opt.get("params") if isinstance(opt.get("params"), dict) else {}
-        z = plan.config.get("zero_optimization")
-        off = z.get("offload_optimizer") if isinstance(z, dict) else None
-        if isinstance(off, dict) and off.get("device") in ("cpu", "nvme"):
-            ops.append("cpu_adam")
-        elif not params.get("torch_adam"):
-            ops.append("fused_adam")
-    return ops
+    """The DeepSpeed ops the run will load (opplan.py), built before the clock starts."""
+    from .opplan import planned_ops
+
+    return planned_ops(plan.config, accelerator, plan.client_optimizer)
 
 
 def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None) -> dict:
     env = sandbox.scrubbed(os.environ)  # an allow-list: no secrets, no user PYTHONPATH, no HOME (sandbox.py)
     pin(env)  # torch's op loader finds verify's ninja first, the one the up-to-date check asked (toolchain.py)
     env.update(MULTICAST_OFF)
+    env.update(MONITORS_OFFLINE)
     env["ZEROLINT_VERIFY_RUN"] = run_id
     env[PARENT_VAR] = str(os.getpid())
     env["PYTHONUNBUFFERED"] = "1"
@@ -208,7 +203,7 @@ def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None
         env.update(opts.nodes.task_env)  # Slurm: this task's rank (launch.slurm_env); the launchers set their own
     elif opts.world_size == 1:
         env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "WORLD_SIZE": "1",
-                    "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"})
+                    "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", **ONE_NODE})
     return env
 
 
