@@ -3,10 +3,11 @@
     python -I -m zerolint.cli.action verify  --list FILE [--changed FILE] --mode cpu|gpu [check's settings flags]
     python -I -m zerolint.cli.action suggest --list FILE [check's settings flags]
 
-`verify` runs `zerolint verify` on the configs the pull request changes (the candidates `check` picks by content,
-kept when `--changed` lists them), puts the verdict table in $GITHUB_STEP_SUMMARY and verify's own findings as
-annotations. `suggest` computes the safe fixes in memory (nothing in the checkout is written) and posts them as one
-review of suggested changes through GitHub's REST API (integrations/github_review.py, github_api.py).
+`verify` runs a verify session (zerolint/verify/session.py, in this process, as `zerolint verify` does) on the
+configs the pull request changes (the candidates `check` picks, kept when `--changed` lists them), puts the verdict
+table in $GITHUB_STEP_SUMMARY and verify's own findings as annotations. `suggest` computes the safe fixes in memory
+(nothing in the checkout is written) and posts them as one review of suggested changes through GitHub's REST API
+(integrations/github_review.py, github_api.py).
 
 Both run from the Action's own venv with `python -I`: this module is installed there, never read from the checkout.
 The lists are NUL-separated file names written by the Action's "Select files" step. Outputs go to $GITHUB_OUTPUT.
@@ -17,9 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 from ..base.escape import safe_line
 from ..report.github import escape_data
@@ -65,14 +64,6 @@ def _picked(args, candidates: list[str]) -> tuple[list[str], list[tuple[str, str
     return run.paths, [(p.path, f"not linted: {p.why}") for p in run.picks if not p.picked]
 
 
-def _settings_flags(args) -> list[str]:
-    flags = ["--isolated"] if args.isolated else []
-    for flag, value in (("--config", args.config), ("--target", args.target), ("--fail-on", args.fail_on)):
-        if value:
-            flags += [flag, value]
-    return flags
-
-
 # -- verify ------------------------------------------------------------------------------------------------------------
 
 def verify(args) -> int:
@@ -99,27 +90,44 @@ def verify(args) -> int:
         _summary(step_summary({}, skipped))
         _output(verify_exit_code=EXIT_OK, verified=0)
         return EXIT_OK
-    report = os.path.join(os.environ.get("RUNNER_TEMP") or tempfile.gettempdir(), f"zerolint-verify.{os.getpid()}.json")
-    cmd = [sys.executable, "-I", "-m", "zerolint", "verify", *(["--cpu"] if args.mode == "cpu" else []),
-           *_settings_flags(args), "--format", "text", "--format", "json", "--output", report, "--", *configs]
     print(f"zerolint verify: {len(configs)} config{'s' if len(configs) != 1 else ''} ({args.mode})", flush=True)
     token = os.urandom(16).hex()
     print(f"::stop-commands::zerolint-{token}", flush=True)  # config text and names are printed as they are
-    code = subprocess.run(cmd).returncode
+    code, payload = _verify_session(args, configs)
     print(f"::zerolint-{token}::", flush=True)
-    try:
-        with open(report, encoding="utf-8") as f:
-            payload = json.load(f)
-        os.unlink(report)
-    except (OSError, ValueError):
-        _error("zerolint verify", f"zerolint verify wrote no report (exit {code}); see the log above")
+    if payload is None:
+        _error("zerolint verify", f"zerolint verify could not run (exit {code}); see the log above")
         _summary(f"## zerolint verify\n\nzerolint verify could not run (exit {code}); see the job log.\n")
-        _output(verify_exit_code=EXIT_USAGE if code in (0, 1) else code, verified=0)
+        _output(verify_exit_code=code if code not in (0, 1) else EXIT_USAGE, verified=0)
         return EXIT_USAGE
     sys.stdout.write(annotations(payload))
     _summary(step_summary(payload, skipped))
     _output(verify_exit_code=code, verified=len(configs))
     return code
+
+
+def _verify_session(args, configs: list[str]) -> tuple[int, dict | None]:
+    """The verify session itself (zerolint/verify/session.py), in this process: its text report to the log, and
+    (exit code, the JSON report as a dict); (code, None) when it could not run (a usage error, a signal)."""
+    from ..verify.options import UsageError, VerifyOptions
+    from ..verify.report import render_many_text
+    from ..verify.runner import exit_code
+    from ..verify.session import verify_many
+
+    opts = VerifyOptions(cpu=args.mode == "cpu", isolated=args.isolated, config_file=args.config or None,
+                         target=args.target or None, fail_on=args.fail_on or None, op_cache=args.op_cache or None,
+                         color=False)
+    try:
+        outcome = verify_many(configs, opts)
+    except UsageError as e:
+        print(f"zerolint: error: {safe_line(str(e))}", flush=True)
+        return EXIT_USAGE, None
+    except KeyboardInterrupt as e:
+        print("zerolint verify: interrupted; every process of the run was stopped", flush=True)
+        return exit_code(e), None
+    sys.stdout.write(render_many_text(outcome.reports, outcome.diagnostics, outcome.documents, outcome.summary))
+    sys.stdout.flush()
+    return outcome.code, outcome.payload()
 
 
 # -- suggest -----------------------------------------------------------------------------------------------------------
@@ -222,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "verify":
             p.add_argument("--changed", default=None, help="NUL-separated files the pull request changes")
             p.add_argument("--mode", choices=("cpu", "gpu"), required=True)
+            p.add_argument("--op-cache", default="", help="where DeepSpeed's op builds are kept between runs")
             p.add_argument("--fail-on", default="")
         else:
             p.add_argument("--world-size", type=int, default=None)

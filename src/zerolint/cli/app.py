@@ -236,9 +236,10 @@ def verify_cmd(configs, gpus, cpu, compare_fix, unsafe_fixes, prefer, params, se
 
     Several CONFIGs (files, directories, quoted globs) run through one warm runner, with a table of verdicts.
     With --prepare, only build the DeepSpeed ops that the CONFIGs need."""
+    from ..verify.options import UsageError, VerifyOptions
     from ..verify.runner import exit_code
-    from .verify import UsageError, VerifyOptions, expand_configs, run, run_several
-    from .verify import prepare as prepare_ops
+    from ..verify.session import expand_configs, run, run_several
+    from ..verify.session import prepare as prepare_ops
 
     select_codes, ignore_codes = tuple(_split_codes(select)), tuple(_split_codes(ignore))  # () : the project's
     opts = VerifyOptions(gpus=gpus, cpu=cpu, compare_fix=compare_fix, params=params, seq_len=seq_len, steps=steps,

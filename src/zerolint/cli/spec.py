@@ -152,16 +152,11 @@ def check_rule_codes(codes, option: str, ruleset=None) -> None:
     """Each code must name a rule of `ruleset` (default: the built-in one; pass the project's, with its policies)."""
     from ..rules.ruleset import RuleSet
 
-    rules = (ruleset or RuleSet.builtin()).known()
+    rules = ruleset or RuleSet.builtin()
     for c in codes:
-        if c.upper() == "ALL" or c.upper() == "ZL" or any(
-            c.lower() == r.name or r.code.startswith(c.upper()) or c in r.aliases for r in rules
-        ):
-            continue
-        from ..base.suggest import closest
-
-        hint = closest(c, [r.code for r in rules] + [r.name for r in rules])
-        raise OptionError(f"unknown rule {c!r}" + (f"; did you mean {hint!r}?" if hint else ""), option)
+        why = rules.unknown(c)
+        if why is not None:
+            raise OptionError(why, option)
 
 
 def rewrite_write_baseline(args: list[str]) -> list[str]:

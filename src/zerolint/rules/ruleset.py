@@ -73,6 +73,18 @@ class RuleSet(Frozen):
         """Every code this run can report: built-in rules, engine-level codes, policy rules."""
         return [*self.rules, *self.engine, *self.policies]
 
+    def unknown(self, code: str) -> str | None:
+        """Why a --select/--ignore/--severity code names no rule of this set ("unknown rule 'ZL9'; did you mean
+        ...?"), or None when it names one (a code, a code prefix, a name, an alias, ALL)."""
+        rules = self.known()
+        if code.upper() in ("ALL", "ZL") or any(
+                code.lower() == r.name or r.code.startswith(code.upper()) or code in r.aliases for r in rules):
+            return None
+        from ..base.suggest import closest
+
+        hint = closest(code, [r.code for r in rules] + [r.name for r in rules])
+        return f"unknown rule {code!r}" + (f"; did you mean {hint!r}?" if hint else "")
+
     def find(self, code_or_name: str) -> Any | None:
         """The rule with this code, name or alias (codes in any case), or None."""
         index = self._index

@@ -192,6 +192,50 @@ class Child:
                 mem["peak_allocated_bytes"], mem["peak_reserved_bytes"] = alloc, reserved
 
 
+def warm_up(accelerator: str) -> dict:
+    """What every run pays before its config matters, done before the config is known (the warm runner's pool,
+    forkserver.py): the CUDA context on its device, the first kernels' lazy loading (the verify model's forward,
+    backward and an AdamW step in fp32, bf16 and fp16), and the process group over this run's MASTER_ADDR/PORT with
+    its first collectives (NCCL creates its communicator there). DeepSpeed's `init_distributed` then finds the group
+    and reuses it. Everything it allocated is freed and the peak-memory counters reset, so the run's figures are
+    its own. Returns its timings."""
+    t = time.monotonic()
+    import deepspeed
+    import torch
+
+    device = "cpu"
+    if accelerator == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        device = f"cuda:{local}"
+    deepspeed.init_distributed()
+    import deepspeed.comm as dist
+
+    from .model import build
+    from .resolve import model_spec
+
+    spec = model_spec().to_json()
+    dtypes = (torch.float32, torch.bfloat16, torch.float16) if accelerator == "cuda" else (torch.float32,)
+    for dtype in dtypes:
+        model = build(spec).to(device=device, dtype=dtype)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        ids = torch.randint(0, spec["vocab"], (2, spec["seq"] + 1), device=device)
+        loss = model(ids[:, :-1], ids[:, 1:])
+        loss.backward()
+        opt.step()
+        del model, opt, ids, loss
+    probe = torch.zeros(1, device=device)
+    dist.broadcast(probe, 0)
+    dist.all_reduce(probe)
+    dist.barrier()
+    del probe
+    if accelerator == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    return {"warm_s": round(time.monotonic() - t, 3)}
+
+
 def _cpu_fp16_supported(torch) -> bool:
     if os.environ.get("ZEROLINT_VERIFY_CPU_FP16") in ("0", "1"):  # for tests on CPUs that have it
         return os.environ["ZEROLINT_VERIFY_CPU_FP16"] == "1"

@@ -12,8 +12,13 @@ Each child runs the ordinary child body (zerolint/verify/child.py `Child.run`) i
 A crash (a signal, os._exit), a hang or a CUDA error in one child ends that process only: the server holds no
 state a child can change (fork copies memory), and the next config gets a fresh fork of the untouched server.
 
+A pooled child (`warm`) isolates the same way, then warms up before its config is known (child.warm_up: the CUDA
+context, the first kernels, the process group and its first collectives) and waits; `go` hands it its config, and
+its clock starts there. Each child still runs one config only.
+
 Protocol, JSON lines on two pipes the parent (zerolint/verify/warm.py) passes in:
-  requests  {"op": "run", "id", "spec", "out", "work", "env"} | {"op": "kill", "id"}
+  requests  {"op": "run", "id", "spec", "out", "work", "env"} | {"op": "warm", "id", "out", "work", "env"}
+            | {"op": "go", "id", "spec"} | {"op": "kill", "id"}
   events    {"event": "ready", "import_s", ...} | {"event": "started", "id", "pid"}
             | {"event": "exit", "id", "rc", "signal"} | {"event": "error", "message"}
 End of the request pipe: every child is killed and the server exits.
@@ -29,6 +34,7 @@ import sys
 import time
 
 KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL this much later (as procs.kill_run)
+WARM_UP_FAILED = 71  # a pooled child's exit code when its warm-up raised (warm.py runs its config afresh)
 # Test-only failures, named by the spec the parent builds (runner.spec_of never copies a config's keys into the
 # spec, so a config cannot set this): how the tests make a child segfault, exit without a result, or hang.
 TEST_FAILURES = ("segfault", "exit", "hang")
@@ -61,6 +67,7 @@ class Server:
         self.children: dict[int, str] = {}  # pid -> job id
         self.run_ids: dict[str, str] = {}  # job id -> run id (grandchildren carry it in their environment)
         self.kill_at: dict[int, float] = {}  # pid -> when SIGKILL follows the SIGTERM
+        self.spec_w: dict[str, int] = {}  # job id -> the write end of a pooled child's spec pipe (until "go")
         self.buf = b""
 
     def send(self, event: dict) -> None:
@@ -87,13 +94,31 @@ class Server:
             self.escalate()
 
     def handle(self, req: dict) -> None:
-        if req.get("op") == "run":
+        if req.get("op") in ("run", "warm"):
+            spec_r = spec_w = -1
+            if req["op"] == "warm":
+                spec_r, spec_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                run_child(req, self.req_fd, self.evt_fd)  # never returns
+                if spec_w >= 0:
+                    os.close(spec_w)
+                run_child(req, self.req_fd, self.evt_fd, spec_r, tuple(self.spec_w.values()))  # never returns
             self.children[pid] = req["id"]
             self.run_ids[req["id"]] = req["env"].get("ZEROLINT_VERIFY_RUN", "")
+            if spec_r >= 0:
+                os.close(spec_r)
+                self.spec_w[req["id"]] = spec_w
             self.send({"event": "started", "id": req["id"], "pid": pid})
+        elif req.get("op") == "go":
+            w = self.spec_w.pop(req["id"], -1)
+            if w >= 0:
+                data = (json.dumps(req["spec"]) + "\n").encode()
+                try:
+                    while data:
+                        data = data[os.write(w, data):]
+                except OSError:  # the child is gone: its exit event says so
+                    pass
+                os.close(w)
         elif req.get("op") == "kill":
             for pid, job in list(self.children.items()):
                 if job == req["id"]:
@@ -139,6 +164,9 @@ class Server:
             self.kill_at.pop(pid, None)
             if job is None:
                 continue
+            w = self.spec_w.pop(job, -1)  # a pooled child that ended before its config came
+            if w >= 0:
+                os.close(w)
             # Anything the child left behind in its process group goes with it.
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -158,8 +186,9 @@ class Server:
             time.sleep(0.05)
 
 
-def run_child(req: dict, req_fd: int, evt_fd: int) -> None:
-    """In the forked child: isolate, then run the ordinary child body; never returns."""
+def run_child(req: dict, req_fd: int, evt_fd: int, spec_fd: int = -1, others: tuple[int, ...] = ()) -> None:
+    """In the forked child: isolate, then run the ordinary child body; never returns. A pooled child (`spec_fd`)
+    warms up first and reads its config from `spec_fd`; `others`: other pooled children's pipes, closed here."""
     code = 70
     try:
         os.setsid()
@@ -169,7 +198,7 @@ def run_child(req: dict, req_fd: int, evt_fd: int) -> None:
         set_pdeathsig(signal.SIGKILL)
         if os.getppid() != server:
             os._exit(code)
-        for fd in (req_fd, evt_fd):
+        for fd in (req_fd, evt_fd, *others):
             os.close(fd)
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
@@ -191,7 +220,19 @@ def run_child(req: dict, req_fd: int, evt_fd: int) -> None:
             watch(int(zerolint))  # threads do not survive fork: the server's watch is not ours
         from . import child
 
-        child.T0 = time.monotonic()  # the child's clock starts at the fork, not at the server's import
+        warmed = None
+        if spec_fd >= 0:
+            try:
+                warmed = child.warm_up(req["env"].get("DS_ACCELERATOR", "cpu"))
+            except Exception:  # noqa: BLE001 - the parent runs its config in a fresh fork instead (warm.py)
+                code = WARM_UP_FAILED
+                raise  # (printed to the child's log below)
+            with os.fdopen(spec_fd, "rb") as f:
+                line = f.readline()
+            if not line:  # the server ended, or the job was withdrawn, before its config came
+                os._exit(0)
+            req = {**req, "spec": json.loads(line)}
+        child.T0 = time.monotonic()  # the child's clock starts now, not at the server's import or the warm-up
         spec = req["spec"]
         failure = spec.get("test_failure")
         if failure == "segfault":
@@ -201,7 +242,10 @@ def run_child(req: dict, req_fd: int, evt_fd: int) -> None:
         elif failure == "hang":
             while True:
                 time.sleep(1)
-        code = child.Child(spec, req["out"], 0, 0).run()
+        runner = child.Child(spec, req["out"], 0, 0)
+        if warmed is not None:
+            runner.result["timings"].update(warmed, pooled=True)
+        code = runner.run()
     except BaseException:  # noqa: BLE001 - nothing may return into the server's loop
         import traceback
 

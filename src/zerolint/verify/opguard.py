@@ -15,6 +15,10 @@ child (and in the warm server, before it forks):
 - torch's `FileBaton.wait`: a run that would wait for another process's build of the op (the lock in its
   directory) stops the same way, so that a lock wait is never inside the clock either.
 
+The stop is armed only where the parent can build (GUARD_VAR, set by runner.child_env for runs on this host: the
+single child, the warm runner's forks, torchrun's local ranks); a rank another launcher starts on another host
+builds what it lacks itself, as DeepSpeed does, since nobody there could build it for it.
+
 `OpNotBuilt` is a BaseException: DeepSpeed's own `except Exception` fallbacks must not swallow it and run the
 config down another path than the user's run would take.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+GUARD_VAR = "ZEROLINT_VERIFY_OP_GUARD"
 _LOADED: list[str] = []  # this process's loads, in order (a fork starts from the server's, which loads none)
 
 
@@ -58,7 +63,9 @@ def install() -> None:
     def run_ninja_build(build_directory, *args, **kwargs):
         from .toolchain import dry_run
 
-        current = dry_run(build_directory)
+        if os.environ.get(GUARD_VAR) != "1":
+            return real_ninja(build_directory, *args, **kwargs)
+        current = dry_run(build_directory, pin_path=False)  # the ninja torch runs next, on this process's PATH
         if current is not True:
             op = _op_of(build_directory)
             built = any(n.endswith(".so") for n in os.listdir(build_directory))
@@ -67,7 +74,7 @@ def install() -> None:
         return real_ninja(build_directory, *args, **kwargs)
 
     def wait(self, *args, **kwargs):
-        if os.path.exists(self.lock_file_path):
+        if os.environ.get(GUARD_VAR) == "1" and os.path.exists(self.lock_file_path):
             raise OpNotBuilt(_op_of(os.path.dirname(self.lock_file_path)),
                              "another process is building it (its lock is held)")
         return real_wait(self, *args, **kwargs)

@@ -438,7 +438,8 @@ def render_json(reports: list[RunReport], compare: dict | None, summary: dict) -
     from ..report.json_format import render
 
     payload = json.loads(render(reports[0].diagnostics, summary))
-    payload["verify"] = verify_json(reports, compare)
+    payload["verify"] = verify_json(reports, compare)  # the single-config object, as before
+    payload["verifications"] = [payload["verify"]]  # one shape for one config and for many (docs/verify.md)
     return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
@@ -485,13 +486,18 @@ def render_many_text(reports: list[RunReport], diagnostics: list, documents: dic
     return head + render(diagnostics, documents, summary, quiet=quiet) + "\n" + "\n".join(verdict_table(reports)) + "\n"
 
 
-def render_many_json(reports: list[RunReport], diagnostics: list, summary: dict) -> str:
+def many_payload(reports: list[RunReport], diagnostics: list, summary: dict) -> dict:
     """The check payload over every config, with `verify` a list: one verify object (as for one config) each."""
     from ..report.json_format import render
 
     payload = json.loads(render(diagnostics, summary))
     payload["verify"] = [verify_json([rep], None) for rep in reports]
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+    payload["verifications"] = payload["verify"]  # one shape for one config and for many (docs/verify.md)
+    return payload
+
+
+def render_many_json(reports: list[RunReport], diagnostics: list, summary: dict) -> str:
+    return json.dumps(many_payload(reports, diagnostics, summary), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def render_many_sarif(reports: list[RunReport], diagnostics: list, documents: dict, summary: dict) -> str:

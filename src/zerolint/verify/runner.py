@@ -199,6 +199,10 @@ def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None
     # Make sure the child imports this zerolint (installed or not).
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if opts.nodes is None:  # this host's parent builds what a run stops at (opguard.py); other hosts build their own
+        from .opguard import GUARD_VAR
+
+        env[GUARD_VAR] = "1"
     if opts.nodes is not None:
         env.update(opts.nodes.task_env)  # Slurm: this task's rank (launch.slurm_env); the launchers set their own
     elif opts.world_size == 1:

@@ -95,16 +95,21 @@ def _restore(build_dir: str, state: dict[str, bytes | None]) -> None:
                 pass
 
 
-def dry_run(build_dir: str, env: Mapping[str, str] | None = None) -> bool | None:
+def dry_run(build_dir: str, env: Mapping[str, str] | None = None, pin_path: bool = True) -> bool | None:
     """ninja's own answer (`ninja -n`: it stats files and compares its log, executes nothing) to whether the op
     built in `build_dir` is current: False when a source, a header or the command changed since (a reinstalled
     torch or DeepSpeed), True when there is no work to do, None when ninja cannot tell (no build.ninja, no
-    ninja, an error). The directory's ninja log and deps are left exactly as they were."""
+    ninja, an error). The directory's ninja log and deps are left exactly as they were. `pin_path`: the PATH
+    pinned as every child of verify gets it; False inside a run, to ask the very ninja torch will run there (a rank
+    another launcher started has a PATH of its own)."""
     if not os.path.isfile(os.path.join(build_dir, "build.ninja")):
         return None
     env = dict(os.environ if env is None else env)
-    env["PATH"] = pinned_path(env)
-    exe = ninja(env["PATH"])
+    if pin_path:
+        env["PATH"] = pinned_path(env)
+        exe = ninja(env["PATH"])
+    else:  # torch's own lookup: `ninja` on this PATH (cpp_extension._run_ninja_build)
+        exe = shutil.which("ninja", path=env.get("PATH", os.defpath))
     if exe is None:
         return None
     state = _snapshot(build_dir)

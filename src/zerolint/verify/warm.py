@@ -64,6 +64,8 @@ class Job:
     kill_sent: float | None = None
     pending: list[str] = field(default_factory=list)  # ops still to JIT-build when it started (runner.needed_ops)
     before: set = field(default_factory=set)  # ops built before it started
+    pooled: bool = False  # a pooled child, warming up (or warmed) before its config came
+    given: bool = True  # its config was handed to it (always, for a child forked for its config)
 
     @property
     def done(self) -> bool:
@@ -74,15 +76,21 @@ class WarmServer:
     """A fork server with torch and DeepSpeed imported. Not thread-safe: one caller drives it (submit, poll)."""
 
     def __init__(self, accelerator: str, extensions_dir: str, python: str = sys.executable,
-                 cleanup: tuple[str, ...] = ()) -> None:
+                 cleanup: tuple[str, ...] = (), pool: bool | None = None) -> None:
         self.accelerator, self.extensions_dir, self.python = accelerator, extensions_dir, python
         self.cleanup = cleanup
+        # Children warmed up before their config comes (forkserver.py): on a GPU each later config then costs
+        # what DeepSpeed costs, not a CUDA context, lazy kernel loading and NCCL's first collective. Off on the
+        # CPU by default, where there is little to warm and a warming child takes a core from the running one.
+        self.pool = accelerator == "cuda" if pool is None else pool
+        self.warm_jobs: list[Job] = []  # pooled children not yet given a config, oldest first
         self.run_id = uuid.uuid4().hex[:16]
         self.base = ""
         self.proc: subprocess.Popen | None = None
         self.req_w = self.evt_r = -1
         self.buf = b""
         self.jobs: dict[str, Job] = {}
+        self._envs: dict[str, dict] = {}  # job id -> its environment, until it is sent
         self.info: dict = {}
 
     # -- life -----------------------------------------------------------------------------------------------------
@@ -158,12 +166,33 @@ class WarmServer:
         self.close()
 
     # -- jobs -----------------------------------------------------------------------------------------------------
+    def prewarm(self, n: int = 1) -> None:
+        """Keep `n` pooled children warming up (or warm) for configs to come (a no-op without the pool)."""
+        while self.pool and self.info and len(self.warm_jobs) < n:
+            job = self._new_job(None, START_TIMEOUT_S, None, None)
+            job.pooled, job.given = True, False
+            self.warm_jobs.append(job)
+            self._send({"op": "warm", "id": job.id, "out": job.out, "work": job.work, "env": self._env_of(job)})
+
     def submit(self, spec: dict, timeout: float, env: dict | None = None,
                progress: Callable[[str], None] | None = None) -> Job:
-        """Start `spec` in a fresh fork. `env`: the job's environment (runner.child_env); by default one built
-        here, with its own run id and a free MASTER_PORT."""
+        """Start `spec`: in a pooled child that is warm or warming (its clock starts now), else in a fresh fork.
+        `env`: the job's environment (runner.child_env) for a fresh fork; by default one built here, with its own
+        run id and a free MASTER_PORT (a pooled child has its own, made when it was started)."""
         if not self.info:
             raise WarmError("the warm verify server is not running")
+        if self.pool:
+            self.prewarm(1)
+            job = self.warm_jobs.pop(0)
+            job.given, job.progress, job.timeout = True, progress, timeout
+            job.started = time.monotonic()
+            job.deadline = job.started + timeout
+            self._send({"op": "go", "id": job.id, "spec": spec})
+            return job
+        return self._fork(spec, timeout, env, progress)
+
+    def _new_job(self, spec: dict | None, timeout: float, env: dict | None,
+                 progress: Callable[[str], None] | None) -> Job:
         job_id = uuid.uuid4().hex[:12]
         work = tempfile.mkdtemp(prefix="job-", dir=self.base)
         out, tmp = os.path.join(work, "out"), os.path.join(work, "tmp")
@@ -178,7 +207,16 @@ class WarmServer:
                   progress=progress, port=int(env.get("MASTER_PORT") or 0))
         job.deadline = time.monotonic() + timeout
         self.jobs[job_id] = job
-        self._send({"op": "run", "id": job_id, "spec": spec, "out": out, "work": work, "env": env})
+        self._envs[job_id] = env
+        return job
+
+    def _env_of(self, job: Job) -> dict:
+        return self._envs.pop(job.id)
+
+    def _fork(self, spec: dict, timeout: float, env: dict | None, progress: Callable[[str], None] | None) -> Job:
+        job = self._new_job(spec, timeout, env, progress)
+        self._send({"op": "run", "id": job.id, "spec": spec, "out": job.out, "work": job.work,
+                    "env": self._env_of(job)})
         return job
 
     def poll(self, wait: float = 0.2) -> list[Job]:
@@ -213,6 +251,11 @@ class WarmServer:
                 if not job.done:
                     job.exit = {"event": "exit", "id": job.id, "rc": None, "signal": None, "server_gone": True}
                     ended.append(job)
+        for job in [j for j in ended if not j.given]:  # a pooled child that ended while warming: not a config's
+            ended.remove(job)
+            if job in self.warm_jobs:
+                self.warm_jobs.remove(job)
+            self.forget(job)
         return ended
 
     def extend(self, seconds: float) -> None:
@@ -289,10 +332,14 @@ class WarmServer:
 
 # -- plans, as the runner's records ---------------------------------------------------------------------------------
 
+WARM_UP_FAILED = 71  # a pooled child's exit code when its warm-up raised (forkserver.run_child)
+
+
 def record_of(server: WarmServer, job: Job, opts: RunOptions, pending: list[str], before: set) -> dict:
-    """The runner's record for a finished job (run_plan's shape, docs/verify.md), with `warm: true`."""
+    """The runner's record for a finished job (run_plan's shape, docs/verify.md), with `warm: true` (and `pooled:
+    true` for a child that was warmed up before its config came)."""
     record: dict = {"run_id": job.run_id, "world_size": 1, "accelerator": opts.accelerator, "launcher": "warm",
-                    "timeout_s": job.timeout, "jit_pending": pending, "warm": True,
+                    "timeout_s": job.timeout, "jit_pending": pending, "warm": True, "pooled": job.pooled,
                     "command": ["zerolint.verify.forkserver", f"fork of pid {server.info.get('pid')}"],
                     "wall_s": round(time.monotonic() - job.started, 2)}
     res = server.result(job)
@@ -339,6 +386,8 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
             job = server.submit(spec_of(plan, opts.accelerator), opts.timeout, env=env, progress=say)
             job.pending, job.before = pending, before
             running[job.id] = i
+        if todo:  # the next configs' children warm up while these run (the pool: GPU runs)
+            server.prewarm(min(max(1, jobs), len(todo)))
         for job in server.poll():
             i = running.pop(job.id, None)
             if i is None:
@@ -346,6 +395,11 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
             rec = record_of(server, job, opts, job.pending, job.before)
             server.forget(job)
             if _port_taken(rec) and i not in retried:  # taken between free_port and the bind: once more
+                retried.add(i)
+                todo.insert(0, i)
+                continue
+            if job.pooled and (job.exit or {}).get("rc") == WARM_UP_FAILED and i not in retried:
+                server.pool = False  # the warm-up itself failed (its log has why): fresh forks from now on
                 retried.add(i)
                 todo.insert(0, i)
                 continue

@@ -1,6 +1,9 @@
-"""`zerolint verify`: the static check, then a real DeepSpeed init-and-step in a child process, one report.
+"""One `zerolint verify` session, for one or many configs: the static phase (the pipeline, as `check` lints each
+file, at the run's world size), the op build phase, the runs (single-rank ones through one warm runner, a lone
+config and `--compare-fix` included; several ranks through the launcher), the reports.
 
-Called by the click command in zerolint/cli/. Never imports torch or deepspeed (the child does).
+The click command (zerolint/cli/app.py) and the GitHub Action's verify step (zerolint/cli/action.py) are thin shells
+over it. Never imports torch or deepspeed (the children do).
 """
 
 from __future__ import annotations
@@ -10,9 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, replace
-
-import click
+from dataclasses import dataclass
 
 from ..base.fsio import UnreadableFile
 from ..base.version import __version__
@@ -21,134 +22,14 @@ from ..model.trainer import training_args_dict
 from ..model.view import View
 from ..pipeline import FileSetup, Options, Pipeline, Result, Run, lint_bytes
 from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, pair_outputs  # the exit codes every command shares
-from ..verify import cache
-from ..verify.hf_args import TrainingArgs, TrainingArgsError, read_training_args
-from ..verify.hf_plan import build_hf_plan, hf_fill_changes, hf_versions
-from ..verify.launch import LaunchError, Nodes, plan_nodes
-from ..verify.ops import build_ops
-from ..verify.report import RunReport, analyse, print_rich, render_json, render_sarif, render_text, verdict
-from ..verify.resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
-from ..verify.runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
-
-
-class UsageError(Exception):
-    pass
-
-
-@dataclass
-class VerifyOptions:
-    gpus: int = 1
-    cpu: bool = False
-    compare_fix: bool = False
-    params: str | None = None
-    seq_len: int | None = None
-    steps: int = 3
-    timeout: float = 300.0  # the run only
-    build_timeout: float = 1800.0  # the op build phase (zerolint/verify/ops.py)
-    target: str | None = None  # None: the project's target (as for check), else auto
-    formats: tuple = ("text",)
-    outputs: tuple = ()
-    no_cache: bool = False
-    launcher: str | None = None  # torchrun | deepspeed | slurm | srun; None: torchrun, or slurm inside an srun step
-    # More than one node (zerolint/verify/launch.py): torchrun's rendezvous, DeepSpeed's hostfile, srun's nodes.
-    nnodes: int | None = None
-    node_rank: int | None = None
-    rdzv_endpoint: str | None = None
-    rdzv_backend: str | None = None
-    rdzv_id: str | None = None
-    hostfile: str | None = None
-    num_nodes: int | None = None
-    master_addr: str | None = None
-    master_port: int | None = None
-    nodes: Nodes | None = None  # the checked multi-node request (with_nodes), None on one node
-    precision: str = "bf16"
-    client_optimizer: str = "auto"
-    unsafe_fixes: bool = False
-    prefer: tuple = ()
-    fail_on: str | None = None  # None: the project's fail-on, else error
-    select: tuple = ()  # () : the project's selection (as for check)
-    ignore: tuple = ()
-    isolated: bool = False  # ignore every zerolint config file in the tree (check --isolated)
-    config_file: str | None = None  # this zerolint config for the file instead of the nearest one (check --config)
-    quiet: bool = False
-    color: bool = True
-    keep: str | None = None  # keep the run's files (spec, log, results) under this directory
-    training_args: str | None = None  # --training-args FILE (JSON/YAML TrainingArguments fields; hf_args.py)
-    hf: str = "auto"  # auto: the real HF Trainer/Accelerate for hf/accelerate when [hf] is installed | replay
-    op_cache: str | None = None  # --op-cache DIR: where the op builds are kept (cache.extensions_dir)
-    dry_run: bool = False  # with --prepare: list the ops each config needs, build nothing
-
-    @property
-    def ranks(self) -> int:
-        """The world size of the job: every node's ranks (the batch sizes and the cache key are per world size)."""
-        return self.nodes.world_size if self.nodes is not None else self.gpus
-
-    @property
-    def run_launcher(self) -> str:
-        return self.nodes.launcher if self.nodes is not None else (self.launcher or "torchrun")
-
-
-def with_nodes(opts: VerifyOptions) -> VerifyOptions:
-    """`opts` with its multi-node request checked (launch.plan_nodes); a usage error for an impossible one. A
-    multi-node run never answers from the result cache: every node must join the launch, or the others wait."""
-    try:
-        nodes = plan_nodes(opts.launcher, opts.gpus, nnodes=opts.nnodes, node_rank=opts.node_rank,
-                           rdzv_endpoint=opts.rdzv_endpoint, rdzv_backend=opts.rdzv_backend, rdzv_id=opts.rdzv_id,
-                           hostfile=opts.hostfile, num_nodes=opts.num_nodes, master_addr=opts.master_addr,
-                           master_port=opts.master_port)
-    except LaunchError as e:
-        raise UsageError(str(e)) from None
-    if nodes is None:
-        return opts
-    if opts.compare_fix:
-        raise UsageError(f"--compare-fix runs twice; a multi-node run (--launcher {nodes.launcher}) runs once")
-    return replace(opts, nodes=nodes, no_cache=True)
-
-
-class Progress:
-    """Where the run is: a rich spinner on a terminal, plain lines on stderr otherwise, nothing with --quiet."""
-
-    def __init__(self, enabled: bool, rich: bool) -> None:
-        self.enabled, self.rich, self.status, self.label = enabled, rich, None, ""
-
-    def start(self, label: str) -> None:
-        self.label = label
-        if not self.enabled:
-            return
-        if self.rich:
-            from rich.console import Console
-
-            self.status = Console(stderr=True).status(f"verify {label}: starting")
-            self.status.start()
-        else:
-            print(f"zerolint verify: {label}: starting", file=sys.stderr, flush=True)
-
-    def __call__(self, phase: str) -> None:
-        if not self.enabled:
-            return
-        text = {"import": "importing torch and deepspeed", "model": "building the model",
-                "initialize": "deepspeed.initialize", "inspect": "inspecting the engine",
-                "done": "done", "failed": "failed"}.get(phase, phase)
-        if self.status is not None:
-            self.status.update(f"verify {self.label}: {text}")
-        else:
-            print(f"zerolint verify: {self.label}: {text}", file=sys.stderr, flush=True)
-
-    def note(self, text: str) -> None:
-        """A line that stays (a removed stale lock, a wait for another build), even under a spinner."""
-        if not self.enabled:
-            return
-        if self.status is not None:
-            from rich.markup import escape
-
-            self.status.console.print(f"[yellow]zerolint verify: {escape(text)}[/]")
-        else:
-            print(f"zerolint verify: {text}", file=sys.stderr, flush=True)
-
-    def stop(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
+from . import cache
+from .hf_args import TrainingArgs, TrainingArgsError, read_training_args
+from .hf_plan import build_hf_plan, hf_fill_changes, hf_versions
+from .ops import build_ops
+from .options import Progress, UsageError, VerifyOptions, with_nodes
+from .report import RunReport, analyse, print_rich, render_json, render_sarif, render_text, verdict
+from .resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
+from .runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
 
 def op_cache_dir(opts: VerifyOptions, device_kind: str) -> str:
@@ -249,6 +130,7 @@ def pipeline_for(configs: list[str], opts: VerifyOptions) -> Pipeline:
     try:
         args = training_args_of(opts)
         return Pipeline(Options(files=tuple(configs), target=opts.target, select=tuple(opts.select),
+                                world_size=opts.ranks,  # the static phase judges the job that runs
                                 training_args=training_args_dict(args.values) if args is not None else None,
                                 ignore=tuple(opts.ignore), fail_on=opts.fail_on, isolated=opts.isolated,
                                 config_file=opts.config_file))
@@ -261,7 +143,6 @@ def static_phase(pipeline: Pipeline, config: str) -> tuple[FileSetup, Result]:
     `check`. A usage error for what verify cannot run: stdin, an Accelerate YAML, an unreadable file, a broken
     zerolint config, an unknown rule code."""
     from ..project.settings import ConfigError
-    from .options import _check_rule_codes
 
     if config == "-" or config.lower().endswith((".yaml", ".yml")):
         raise UsageError(f"{config}: verify runs a DeepSpeed config file; for an Accelerate YAML, verify the "
@@ -269,14 +150,15 @@ def static_phase(pipeline: Pipeline, config: str) -> tuple[FileSetup, Result]:
     try:
         setup = pipeline.setup(config)
         for codes, option in ((pipeline.options.select, "--select"), (pipeline.options.ignore, "--ignore")):
-            _check_rule_codes(list(codes), option, setup.rules)
+            for code in codes:
+                why = setup.rules.unknown(code)
+                if why is not None:
+                    raise UsageError(f"Invalid value for {option}: {why}")
         [result] = pipeline.lint_one(config)
     except UnreadableFile as e:
         raise UsageError(str(e)) from None
     except ConfigError as e:
         raise UsageError(str(e)) from None
-    except click.BadParameter as e:
-        raise UsageError(e.format_message()) from None
     return setup, result
 
 
@@ -478,7 +360,7 @@ def _print_plan(per_config: list[tuple[str, list[str]]], ops: list[str], ext_dir
                 opts: VerifyOptions) -> None:
     """`--prepare --dry-run`: each config with the ops its run will load (verify/opplan.py), and whether each is
     built in the op cache; nothing is built."""
-    from ..verify.ops import is_current
+    from .ops import is_current
 
     state = {op: "built" if is_current(ext_dir, op) else "not built" for op in ops}
 
@@ -507,21 +389,43 @@ def run(config: str, opts: VerifyOptions) -> int:
     accelerator, device_kind = _device(opts)
     pipeline = pipeline_for([config], opts)
     setup, res = static_phase(pipeline, config)
-    color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-    progress = Progress(enabled=not opts.quiet, rich=color)
     with signals_as_interrupt():  # SIGTERM/SIGHUP stop the run as Ctrl-C does (the CLI exits 128 + signal)
-        reports = [verify_text(res.document.text, config, "original", opts, accelerator, device_kind, progress,
-                               setup, static=res.diagnostics, doc=res.document)]
+        texts = [(res.document.text, "original", res.diagnostics, res.document)]
         compare = None
         if opts.compare_fix:
             compare, fixed = _fixed(res.document.text, config, opts, setup, pipeline.suppressions().hides(config))
             if fixed is not None:
-                reports.append(verify_text(fixed, config, "fixed", opts, accelerator, device_kind, progress, setup))
-                compare["fixed_verdict"] = verdict(reports[1])
+                texts.append((fixed, "fixed", None, None))
+        reports = _run_texts(texts, config, opts, accelerator, device_kind, setup)
+        if compare is not None and len(reports) > 1:
+            compare["fixed_verdict"] = verdict(reports[1])
     diagnostics, summary, documents = _through_suppressions(pipeline, reports[0])
     summary["verify"] = verdict(reports[0])
     _emit(reports, compare, documents, summary, opts)
     return EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK
+
+
+def _run_texts(texts: list[tuple], path: str, opts: VerifyOptions, accelerator: str, device_kind: str,
+               setup: FileSetup) -> list[RunReport]:
+    """A config's texts (its own, and with --compare-fix the fixed one), as one session: single-rank runs go
+    through one warm runner (one import of torch and DeepSpeed for both), several ranks, several nodes and --keep
+    through a process tree of their own (runner.run_plan), with a spinner on a terminal."""
+    if opts.gpus > 1 or opts.nodes is not None or opts.keep:
+        color = opts.color and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+        progress = Progress(enabled=not opts.quiet, rich=color)
+        return [verify_text(text, path, label, opts, accelerator, device_kind, progress, setup, static=static,
+                            doc=doc) for text, label, static, doc in texts]
+    prepared: list = []
+    say = (lambda text: None) if opts.quiet else (lambda text: print(f"zerolint verify: {text}", file=sys.stderr,
+                                                                        flush=True))
+    try:
+        for text, label, static, doc in texts:
+            prepared.append(prepare_text(text, path, label, opts, device_kind, setup, accelerator, static, doc))
+        return _run_prepared(prepared, opts, accelerator, device_kind, 1, say)
+    finally:
+        for p in prepared:
+            if isinstance(p, Prepared):
+                shutil.rmtree(p.nvme_dir, ignore_errors=True)
 
 
 def _through_suppressions(pipeline: Pipeline, rep: RunReport) -> tuple[list, dict, dict]:
@@ -552,10 +456,10 @@ def _write_formats(opts: VerifyOptions, renderers: dict, rich=None) -> None:
     """Each --format rendered (`renderers[format]()`, text for any other) to its --output, or to stdout; text on a
     terminal through `rich` when given. The same --format/--output pairing as check."""
     formats = tuple(opts.formats or ("text",))
-    try:
-        files = pair_outputs(formats, opts.outputs)
-    except click.UsageError as e:
-        raise UsageError(e.message) from None
+    if len(opts.outputs) > len(formats):  # pair_outputs' own usage error, without click
+        raise UsageError(f"{len(opts.outputs)} --output files but {len(formats)} --format; give a --format for each "
+                         "file (the last formats go to the files)")
+    files = pair_outputs(formats, opts.outputs)
     for i, fmt in enumerate(formats):
         tty = sys.stdout.isatty() and opts.color and not os.environ.get("NO_COLOR")
         if rich is not None and fmt == "text" and i not in files and tty:
@@ -594,6 +498,30 @@ def run_several(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> int:
     them, then the runs: single-rank ones through one warm server (zerolint/verify/warm.py), `jobs` at a time;
     several ranks one after another through the launcher. A progress line per config, the reports, a verdict
     table. 1 when any config fails (a finding at or above --fail-on), else 0."""
+    outcome = verify_many(configs, opts, jobs)
+    _emit_many(outcome.reports, outcome.diagnostics, outcome.documents, outcome.summary, opts)
+    return outcome.code
+
+
+@dataclass
+class Outcome:
+    """What a session over several configs found: the reports, the findings through suppressions and baseline,
+    the summary, the documents (for SARIF and the text snippets), and the exit code."""
+    reports: list
+    diagnostics: list
+    summary: dict
+    documents: dict
+    code: int
+
+    def payload(self) -> dict:
+        """The JSON report as a dict (verify --format json for several configs; the Action's annotations)."""
+        from .report import many_payload
+
+        return many_payload(self.reports, self.diagnostics, self.summary)
+
+
+def verify_many(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> Outcome:
+    """The session behind run_several, without printing the reports (the Action's verify step calls it)."""
     _need_torch_and_deepspeed()
     if opts.compare_fix or opts.keep:
         raise UsageError(f"{'--compare-fix' if opts.compare_fix else '--keep'} takes one CONFIG")
@@ -625,12 +553,12 @@ def run_several(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> int:
     for i, rep in enumerate(reports):
         if rep.cached:
             say(f"[{i + 1}/{n}] {rep.path}: {verdict(rep).upper()} (cached)")
-    return _emit_several(pipeline, reports, opts)
+    return _findings_of_several(pipeline, reports)
 
 
 def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_kind: str, jobs: int,
                   say) -> list[RunReport]:
-    from ..verify.warm import WarmError, WarmServer, run_plans
+    from .warm import WarmError, WarmServer, run_plans
 
     n = len(prepared)
     todo = [i for i, p in enumerate(prepared) if isinstance(p, Prepared)]
@@ -656,16 +584,17 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
             text = {"import": "starting", "model": "building the model", "initialize": "deepspeed.initialize",
                     "inspect": "inspecting the engine"}.get(text, text)
             if text not in ("done", "failed"):
-                say(f"[{todo[i] + 1}/{n}] {prepared[todo[i]].rep.path}: {text}")
+                say(f"[{todo[i] + 1}/{n}] {_name(prepared[todo[i]].rep)}: {text}")
 
         def ended(i: int, rec: dict) -> None:
-            say(f"[{todo[i] + 1}/{n}] {prepared[todo[i]].rep.path}: {rec.get('status', 'crash')} "
+            say(f"[{todo[i] + 1}/{n}] {_name(prepared[todo[i]].rep)}: {rec.get('status', 'crash')} "
                 f"in {rec.get('wall_s', 0):.1f} s")
 
         if todo and opts.gpus == 1:
             server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup)
             try:
-                say(f"starting the warm runner (importing torch and deepspeed once for {len(todo)} configs)")
+                say(f"starting the warm runner (importing torch and deepspeed once for {len(todo)} "
+                    f"config{'s' if len(todo) != 1 else ''})")
                 info = server.start()
                 say(f"warm runner ready in {info.get('import_s', 0):.1f} s")
                 got = run_plans(server, [prepared[i].plan for i in todo], run_opts, jobs=jobs, progress=phase,
@@ -678,7 +607,7 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
         for k, i in enumerate(todo):  # several ranks (the launcher path), or the warm runner did not start
             if i in records:
                 continue
-            say(f"[{i + 1}/{n}] {prepared[i].rep.path}: starting")
+            say(f"[{i + 1}/{n}] {_name(prepared[i].rep)}: starting")
             one = RunOptions(**{**run_opts.__dict__, "progress": lambda t, k=k: phase(k, t)})
             rec = run_plan(prepared[i].plan, one)
             ended(k, rec)
@@ -688,7 +617,12 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
     return [finish(p, records[i]) if isinstance(p, Prepared) else p for i, p in enumerate(prepared)]
 
 
-def _emit_several(pipeline: Pipeline, reports: list[RunReport], opts: VerifyOptions) -> int:
+def _name(rep: RunReport) -> str:
+    """A run's name in progress lines: its file, and which text (--compare-fix runs the fixed one too)."""
+    return rep.path if rep.label == "original" else f"{rep.path} ({rep.label})"
+
+
+def _findings_of_several(pipeline: Pipeline, reports: list[RunReport]) -> Outcome:
     from ..project.settings import ConfigError
 
     run = Run(results=[Result(r.path, r.doc, r.static + r.verify) for r in reports], paths=[r.path for r in reports])
@@ -703,13 +637,12 @@ def _emit_several(pipeline: Pipeline, reports: list[RunReport], opts: VerifyOpti
         rep.static = [d for d in diagnostics if d.file == rep.path and id(d) not in own]
     verdicts = [verdict(r) for r in reports]
     summary["verify"] = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
-    documents = pipeline.documents(run)
-    _emit_many(reports, diagnostics, documents, summary, opts)
-    return EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK
+    return Outcome(reports, diagnostics, summary, pipeline.documents(run),
+                   EXIT_FINDINGS if pipeline.failing(diagnostics) else EXIT_OK)
 
 
 def _emit_many(reports, diagnostics, documents, summary, opts: VerifyOptions) -> None:
-    from ..verify.report import render_many_json, render_many_sarif, render_many_text
+    from .report import render_many_json, render_many_sarif, render_many_text
 
     _write_formats(opts, {"json": lambda: render_many_json(reports, diagnostics, summary),
                           "sarif": lambda: render_many_sarif(reports, diagnostics, documents, summary),
