@@ -59,6 +59,9 @@ PRELOAD = (
     "zerolint.verify.child",
     "zerolint.verify.model",
 )
+# With a config the real HF Trainer / Accelerate run (hf_child.py: `--preload-hf`): their modules too.
+PRELOAD_HF = ("transformers", "transformers.trainer", "transformers.integrations.deepspeed", "accelerate",
+              "zerolint.verify.hf_child")
 
 
 class Server:
@@ -260,6 +263,7 @@ def run_child(req: dict, req_fd: int, evt_fd: int, spec_fd: int = -1, others: tu
 
 def main(argv: list[str]) -> int:
     req_fd, evt_fd = int(argv[0]), int(argv[1])
+    preload = PRELOAD + (PRELOAD_HF if "--preload-hf" in argv[2:] else ())
     server = Server(req_fd, evt_fd)
     t = time.monotonic()
     try:
@@ -271,7 +275,7 @@ def main(argv: list[str]) -> int:
         import deepspeed
         import torch
 
-        for name in PRELOAD:
+        for name in preload:
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - an optional module of another DeepSpeed version

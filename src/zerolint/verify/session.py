@@ -480,6 +480,9 @@ def _write_formats(opts: VerifyOptions, renderers: dict, rich=None) -> None:
 
 # -- several configs: the warm runner ---------------------------------------------------------------------------------
 
+HF_PRELOAD_FROM = 4  # real-HF configs in one session from which the warm server imports transformers too
+
+
 def expand_configs(args: list[str]) -> list[str]:
     """CONFIG arguments as check expands them (base/files.py: directories, quoted globs); a glob that matches
     nothing is a usage error."""
@@ -591,7 +594,10 @@ def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_
                 f"in {rec.get('wall_s', 0):.1f} s")
 
         if todo and opts.gpus == 1:
-            server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup)
+            hf_runs = sum(prepared[i].plan.hf is not None for i in todo)
+            # transformers and accelerate in the server cost its start ~8 s on an H200 and save ~2.5 s in each
+            # config the real HF Trainer runs: worth it from a few of them on (docs/verify-results.md)
+            server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup, preload_hf=hf_runs >= HF_PRELOAD_FROM)
             try:
                 say(f"starting the warm runner (importing torch and deepspeed once for {len(todo)} "
                     f"config{'s' if len(todo) != 1 else ''})")

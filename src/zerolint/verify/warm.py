@@ -76,13 +76,14 @@ class WarmServer:
     """A fork server with torch and DeepSpeed imported. Not thread-safe: one caller drives it (submit, poll)."""
 
     def __init__(self, accelerator: str, extensions_dir: str, python: str = sys.executable,
-                 cleanup: tuple[str, ...] = (), pool: bool | None = None) -> None:
+                 cleanup: tuple[str, ...] = (), pool: bool | None = None, preload_hf: bool = False) -> None:
         self.accelerator, self.extensions_dir, self.python = accelerator, extensions_dir, python
         self.cleanup = cleanup
         # Children warmed up before their config comes (forkserver.py): on a GPU each later config then costs
         # what DeepSpeed costs, not a CUDA context, lazy kernel loading and NCCL's first collective. Off on the
         # CPU by default, where there is little to warm and a warming child takes a core from the running one.
         self.pool = accelerator == "cuda" if pool is None else pool
+        self.preload_hf = preload_hf  # the server imports transformers and accelerate too (configs they run)
         self.warm_jobs: list[Job] = []  # pooled children not yet given a config, oldest first
         self.run_id = uuid.uuid4().hex[:16]
         self.base = ""
@@ -111,7 +112,8 @@ class WarmServer:
         log = open(os.path.join(self.base, "server.log"), "ab")
         try:
             self.proc = subprocess.Popen(
-                [self.python, "-m", LIFELINE, "zerolint.verify.forkserver", str(req_r), str(evt_w)], env=env,
+                [self.python, "-m", LIFELINE, "zerolint.verify.forkserver", str(req_r), str(evt_w),
+                 *(["--preload-hf"] if self.preload_hf else [])], env=env,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(req_r, evt_w),
                 start_new_session=True, cwd=self.base)
         except OSError as e:
@@ -175,13 +177,14 @@ class WarmServer:
             self._send({"op": "warm", "id": job.id, "out": job.out, "work": job.work, "env": self._env_of(job)})
 
     def submit(self, spec: dict, timeout: float, env: dict | None = None,
-               progress: Callable[[str], None] | None = None) -> Job:
+               progress: Callable[[str], None] | None = None, pooled: bool | None = None) -> Job:
         """Start `spec`: in a pooled child that is warm or warming (its clock starts now), else in a fresh fork.
         `env`: the job's environment (runner.child_env) for a fresh fork; by default one built here, with its own
-        run id and a free MASTER_PORT (a pooled child has its own, made when it was started)."""
+        run id and a free MASTER_PORT (a pooled child has its own, made when it was started). `pooled`: False for
+        a fresh fork even with the pool (the first config: nothing ran that its warm-up could overlap)."""
         if not self.info:
             raise WarmError("the warm verify server is not running")
-        if self.pool:
+        if self.pool and (pooled is not False or self.warm_jobs):
             self.prewarm(1)
             job = self.warm_jobs.pop(0)
             job.given, job.progress, job.timeout = True, progress, timeout
@@ -332,6 +335,7 @@ class WarmServer:
 
 # -- plans, as the runner's records ---------------------------------------------------------------------------------
 
+POOL_AHEAD = 2  # pooled children warming beyond the running ones (a CUDA context each: ~0.5 GiB of the GPU)
 WARM_UP_FAILED = 71  # a pooled child's exit code when its warm-up raised (forkserver.run_child)
 
 
@@ -372,6 +376,7 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
     records: list[dict] = [{} for _ in plans]
     stops: dict[int, list[dict]] = {}  # plan -> the ops its runs stopped at (ops.build_stopped)
     running: dict[str, int] = {}
+    records_done = 0
     todo, retried = list(range(len(plans))), set()
     while todo or running:
         while todo and len(running) < max(1, jobs):
@@ -383,11 +388,12 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
             pending = [op for op in needed_ops(plan, opts.accelerator) if not is_built(opts.extensions_dir, op)]
             before = cache.built_ops(opts.extensions_dir)
             env = child_env(plan, opts, uuid.uuid4().hex[:16], free_port(server.ports_in_use()))
-            job = server.submit(spec_of(plan, opts.accelerator), opts.timeout, env=env, progress=say)
+            job = server.submit(spec_of(plan, opts.accelerator), opts.timeout, env=env, progress=say,
+                                pooled=bool(records_done or running))  # the first: a fresh fork, at once
             job.pending, job.before = pending, before
             running[job.id] = i
-        if todo:  # the next configs' children warm up while these run (the pool: GPU runs)
-            server.prewarm(min(max(1, jobs), len(todo)))
+        if todo:  # the next configs' children warm up while these run (the pool: GPU runs); a warm-up takes
+            server.prewarm(min(max(1, jobs) + POOL_AHEAD, len(todo)))  # longer than a short config
         for job in server.poll():
             i = running.pop(job.id, None)
             if i is None:
@@ -414,6 +420,7 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
                     todo.insert(0, i)
                     continue
             records[i] = after_stops(rec, stops.get(i, []))
+            records_done += 1
             if ended:
                 ended(i, records[i])
     return records
