@@ -245,6 +245,28 @@ def test_key_covers_sources_python_and_torch_build(monkeypatch):
     assert cache.result_key(payload) != key
 
 
+def test_the_source_hash_covers_every_module_that_can_change_a_verdict(tmp_path, monkeypatch):
+    """Issue 22, item 7: the hash covered 25 of 217 modules (model/, rules/ and project/ were left out), so a rule
+    change could be answered with a stale verdict. A copy of the package with one rule module changed, with the
+    view changed, or with a rule case changed, hashes differently each time."""
+    import shutil as sh
+    from pathlib import Path
+
+    package = Path(cache.__file__).resolve().parent.parent
+    digests = []
+    for changed in (None, "rules/builtin/zl301_fp16_and_bf16.py", "model/view/base.py", "data/rule_cases/ZL301.toml"):
+        copy = tmp_path / f"copy{len(digests)}" / "zerolint"
+        sh.copytree(package, copy, ignore=sh.ignore_patterns("__pycache__"))
+        if changed is not None:
+            with open(copy / changed, "a", encoding="utf-8") as f:
+                f.write("\n# changed\n")
+        monkeypatch.setattr(cache, "__file__", str(copy / "verify" / "cache.py"))
+        cache.sources_digest.cache_clear()
+        digests.append(cache.sources_digest())
+    cache.sources_digest.cache_clear()
+    assert len(set(digests)) == 4, digests
+
+
 # -- real runs ------------------------------------------------------------------------------------------------------
 
 def verify(tmp_path, config: dict, pythonpath: str | None = None, *args):

@@ -136,11 +136,14 @@ def _notice(text: str) -> None:
 
 @lru_cache(maxsize=1)
 def sources_digest() -> str:
-    """sha256 over zerolint's own modules (the verify package, and the engine, view and rules machinery around it):
-    a result is only as good as the code that planned, ran and read it."""
+    """sha256 over every module and data file of the installed zerolint package (rules, view, project settings,
+    verify, schemas and rule cases): a result is only as good as the code that planned, ran and judged it, and a
+    rule change must not be answered with a verdict an older rule made. Hashed once per process (about 1 MB)."""
     root = Path(__file__).resolve().parent.parent  # the zerolint package
     h = hashlib.sha256()
-    for path in sorted([*root.glob("*.py"), *root.glob("verify/*.py")]):
+    files = [p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".json", ".toml")
+             and "__pycache__" not in p.parts]
+    for path in sorted(files):
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         try:
             h.update(path.read_bytes())
