@@ -74,3 +74,23 @@ def test_comment_bodies_fence_backticks_in_the_text_and_span_several_lines():
                                "body": "<!-- zerolint:suggestion -->\n**zerolint** safe fix:\n- ZL103 unknown-key: "
                                        "rename\n\n````suggestion\na \"```\" b\n````\n"}
     assert comment_body(Suggestion("f.json", 7, 7, "")).endswith("\n\n```suggestion\n```\n")
+
+
+def test_text_from_the_pull_request_cannot_mention_link_or_embed():
+    """Issue 22, item 6: fix descriptions name keys from the pull request (`rename @bf16 to bf16` mentioned a user)
+    and DeepSpeed's messages echo config values into the job summary (links and images rendered). Both are made
+    inert: brackets escaped, a word joiner after `@` and in `://` and `www.`."""
+    from zerolint.integrations.github_review import Placed, review_body
+    from zerolint.report.github_verify import step_summary
+
+    hostile = "rename @octocat to bf16; [docs](https://evil.example) ![x](http://evil.example/p.png) <img src=x>"
+    s = Suggestion("f.json", 3, 3, "x", fixes=[hostile])
+    for body in (comment_body(s), review_body(Placed([], [(s, "outside the diff")]), "0" * 40)):
+        assert "@octocat" not in body and "@\u2060octocat" in body
+        assert "\\[docs\\](" in body and "\\<img src=x\\>" in body  # escaped: no link, no image, no HTML
+        assert "https://evil" not in body and "http://evil" not in body
+    payload = {"verify": [{"file": "a.json", "verdict": "fail", "runs": [{"status": "fail", "failure": {
+        "stage": "initialize", "message": hostile}}]}]}
+    summary = step_summary(payload)
+    assert "@octocat" not in summary and "https://evil" not in summary and "<img" not in summary
+    assert "\\[docs\\](" in summary

@@ -360,3 +360,16 @@ def test_planted_pass_record_does_not_turn_a_failing_config_green(tmp_path):
     p, run = verify(tmp_path, failing)
     assert (p.returncode, run["status"], run["cached"]) == (1, "fail", False)
     assert "the key recorded inside is not its name" in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.deepspeed
+@real_run[2]
+def test_a_run_listens_on_no_interface_but_loopback(tmp_path):
+    """Issue 22, item 4: with MASTER_ADDR=127.0.0.1 torch's TCPStore still listened on every interface
+    (*:MASTER_PORT), so on a self-hosted runner anything on its network could connect during a run. A single rank
+    now takes its process group from a file store in its own directory, and gloo's sockets are held to `lo`."""
+    p, run = verify(tmp_path, {"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2},
+                               "optimizer": ADAMW})
+    assert run["status"] == "pass", run
+    assert all(s.startswith(("127.", "::1:")) for s in run["listening"]), run["listening"]

@@ -46,3 +46,20 @@ def json_safe(text: str) -> str:
     `safe()` escapes, which json.dumps leaves raw (DEL, C1, bidi, lone surrogates), become \\uXXXX escapes. They can
     only occur inside JSON strings, so the document still decodes to the same values."""
     return text if re.search(_CONTROL, text) is None else text.translate(_table("json"))
+
+
+_WORD_JOINER = "\u2060"  # invisible: breaks GitHub's @mention and bare-URL autolink detection, shows nothing
+
+
+def markdown_inert(text: str) -> str:
+    """Text from a config or a pull request (key names, values DeepSpeed's errors echo, file names) made inert in
+    GitHub Markdown: job summaries and review bodies render it, so `[x](https://...)` would be a link,
+    `![](https://...)` an image fetched by every reader, `<img ...>` HTML and `@someone` a mention. Brackets and
+    angle brackets are backslash-escaped, and a word joiner goes after `@` and into `://` and `www.`. Control
+    characters are escaped first (safe())."""
+    text = safe(text)
+    for ch in ("\\", "[", "]", "<", ">"):
+        text = text.replace(ch, "\\" + ch)
+    text = re.sub(r"@(?=[A-Za-z0-9_-])", "@" + _WORD_JOINER, text)
+    return re.sub(r"(?i)(:)(//)|(www)(\.)", lambda m: (m.group(1) or m.group(3)) + _WORD_JOINER
+                  + (m.group(2) or m.group(4)), text)

@@ -385,3 +385,47 @@ def read_bytes(path: str, limits: Limits) -> bytes:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+# -- files a settings file names ---------------------------------------------------------------------------------
+
+SETTING_MAX_BYTES = {"baseline": 64 * 1024 * 1024, "extend-rules": 1024 * 1024}
+
+
+class SettingFileRefused(Exception):
+    """A file a settings key names that zerolint will not read: outside the tree, not a regular file, too large."""
+
+
+def settings_tree(directory: str) -> str:
+    """The tree a settings file may name files in: the repository it is in (the nearest directory above it that
+    holds `.git`), else its own directory."""
+    d = os.path.realpath(directory)
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return os.path.realpath(directory)
+        d = parent
+
+
+def read_setting_file(path: str, setting: str, roots: Iterable[str] | None) -> str:
+    """The text of a file named by a settings key (`baseline`, `extend-rules`): a regular file inside `roots`
+    (never a device, a FIFO, a socket, /proc, or a link out of the tree), at most SETTING_MAX_BYTES, UTF-8.
+    Raises SettingFileRefused naming the setting and the path, never the file's content."""
+    limit = SETTING_MAX_BYTES.get(setting, DEFAULT_MAX_BYTES)
+    try:
+        data = read_bytes(path, Limits(max_bytes=limit, roots=tuple(roots) if roots is not None else None))
+    except UnreadableFile as e:
+        raise SettingFileRefused(f"{setting} = {path!r}: {_reason(str(e), path)}") from None
+    if len(data) > limit:
+        raise SettingFileRefused(f"{setting} = {path!r}: larger than {limit:,} bytes; not read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SettingFileRefused(f"{setting} = {path!r}: not UTF-8 text (byte {e.start})") from None
+
+
+def _reason(message: str, path: str) -> str:
+    """read_bytes' message without its leading path (the setting's message names it once)."""
+    return message[len(path) + 2:] if message.startswith(path + ": ") else message

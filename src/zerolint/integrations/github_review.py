@@ -20,6 +20,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..base.escape import markdown_inert
+
 REVIEW_MARKER = "<!-- zerolint:review -->"
 COMMENT_MARKER = "<!-- zerolint:suggestion -->"
 _DIGEST = re.compile(r"<!-- zerolint:digest ([0-9a-f]{64}) -->")
@@ -157,7 +159,7 @@ def _fence(text: str) -> str:
 
 def comment_body(s: Suggestion) -> str:
     fence = _fence(s.text)
-    what = "\n".join(f"- {f}" for f in s.fixes) or "- safe fixes (`zerolint check --fix`)"
+    what = "\n".join(f"- {markdown_inert(f)}" for f in s.fixes) or "- safe fixes (`zerolint check --fix`)"
     block = f"{fence}suggestion\n{s.text}\n{fence}" if s.text else f"{fence}suggestion\n{fence}"
     return f"{COMMENT_MARKER}\n**zerolint** safe fix:\n{what}\n\n{block}\n"
 
@@ -182,7 +184,7 @@ def review_body(placed: Placed, head_sha: str) -> str:
     if placed.elsewhere:
         lines += ["", "Safe fixes that cannot be suggested on the diff:"]
         for s, why in placed.elsewhere:
-            what = "; ".join(s.fixes) or "safe fixes"
+            what = "; ".join(markdown_inert(f) for f in s.fixes) or "safe fixes"
             if not s.text:
                 lines += ["", f"- {_code(s.path)} {s.lines_label()} ({why}): {what}; delete {s.lines_label()}"]
                 continue

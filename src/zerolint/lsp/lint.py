@@ -86,10 +86,11 @@ class DocumentLinter:
         findings follow the saved file: while the buffer differs from it, nothing is reported."""
         if not detect.claims_yaml(text) or path == "-":
             return Outcome(path, text, None, [], False)
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                saved = f.read()
-        except (OSError, UnicodeDecodeError):
+        from ..base.fsio import Limits, read_bytes
+
+        try:  # a regular file only, within the size limit (a FIFO there would hang the server: read_bytes)
+            saved = read_bytes(path, Limits(max_bytes=len(text.encode("utf-8", errors="replace")) + 1)).decode("utf-8")
+        except (UnreadableFile, UnicodeDecodeError):
             saved = None
         if saved != text:
             return Outcome(path, text, None, [], True)

@@ -168,14 +168,17 @@ def _rule_from(raw: Any, where: str) -> PolicyRule:
                       _interpreter=_spec_interpreter())
 
 
-def load_policy_file(path: str) -> list[PolicyRule]:
+def load_policy_file(path: str, roots: tuple[str, ...] | None = None) -> list[PolicyRule]:
+    """The rules of one policy file, read only as base/fsio.read_setting_file allows: a regular file inside
+    `roots` (the tree of the settings file that names it), under a size limit."""
     import yaml
 
+    from ..base.fsio import SettingFileRefused, read_setting_file
+
     try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except OSError as e:
-        raise PolicyError(f"{path}: cannot be read ({e.strerror or e})") from None
+        data = yaml.safe_load(read_setting_file(path, "extend-rules", roots))
+    except SettingFileRefused as e:
+        raise PolicyError(str(e)) from None
     except yaml.YAMLError as e:
         raise PolicyError(f"{path}: not valid YAML: {e}") from None
     if isinstance(data, dict) and set(data) == {"rules"}:
@@ -187,7 +190,7 @@ def load_policy_file(path: str) -> list[PolicyRule]:
     return [_rule_from(raw, f"{path}: rule {i + 1}") for i, raw in enumerate(data)]
 
 
-def load_policies(paths: list[str]) -> list[PolicyRule]:
+def load_policies(paths: list[str], roots: tuple[str, ...] | None = None) -> list[PolicyRule]:
     """Load the policy rules of `paths`; any problem is a PolicyError (settings.py makes it a ConfigError: exit 2).
     Nothing is registered: the caller adds them to its run's RuleSet (`RuleSet.with_policies`)."""
     from ..rules.ruleset import RuleSet
@@ -196,7 +199,7 @@ def load_policies(paths: list[str]) -> list[PolicyRule]:
     out: list[PolicyRule] = []
     seen: dict[str, str] = {}
     for path in paths:
-        rules = load_policy_file(path)
+        rules = load_policy_file(path, roots)
         for r in rules:
             if r.code in seen or r.code in builtin:
                 raise PolicyError(f"{r.source}: id {r.code} is already defined ({seen.get(r.code, 'built-in')})")

@@ -300,7 +300,9 @@ def load_config(path: str) -> ConfigFile | None:
                 raise ConfigError(f"{where}: extend-rules pattern {pattern!r} matches no file")
             files += found
         try:
-            cfg.policies = load_policies(files)
+            from ..base.fsio import settings_tree
+
+            cfg.policies = load_policies(files, (settings_tree(cfg.root),))
         except PolicyError as e:
             raise ConfigError(str(e)) from None
     policy_codes = tuple(p.code for p in cfg.policies)
@@ -419,6 +421,18 @@ class Resolved(Record):
         if self.sources["baseline"] == "CLI" or self.config is None:
             return os.path.abspath(b)
         return os.path.join(self.config.root, b)
+
+    def baseline_roots(self) -> tuple[str, ...] | None:
+        """Where the baseline may be read from: anywhere the user named with --baseline (within the checks every
+        read has), else inside the tree of the settings file that names it (base/fsio.read_setting_file)."""
+        from ..base.fsio import read_roots, settings_tree
+
+        b = self.values["baseline"]
+        if b is not None and self.sources["baseline"] == "CLI":
+            return read_roots(b)
+        if self.config is not None:
+            return (settings_tree(self.config.root),)
+        return (os.path.realpath(os.getcwd()),)
 
     def show(self) -> str:
         import json

@@ -103,15 +103,17 @@ def config_entries(cfg: ConfigFile, text: str) -> list[Entry]:
 
 # -- baseline -------------------------------------------------------------------------------------------------------
 
-def load_baseline(path: str) -> tuple[list[Entry], Document]:
+def load_baseline(path: str, roots: tuple[str, ...] | None = None) -> tuple[list[Entry], Document]:
+    """The entries of a baseline file, read only as base/fsio.read_setting_file allows (inside `roots`: the
+    settings file's tree for a `baseline` key, the user's choice for --baseline; a regular file; a size limit)."""
+    from ..base.fsio import SettingFileRefused, read_setting_file
+
+    if not os.path.lexists(path):
+        raise ConfigError(f"{path}: baseline file not found (create it with `zerolint check --write-baseline`)")
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: baseline file not found (create it with `zerolint check --write-baseline`)") \
-            from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot be read ({e.strerror or e})") from None
+        text = read_setting_file(path, "baseline", roots)
+    except SettingFileRefused as e:
+        raise ConfigError(str(e)) from None
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -185,11 +187,11 @@ class Suppressions:
             self._config[cfg.path] = config_entries(cfg, text)
         return self._config[cfg.path]
 
-    def _baseline_entries(self, path: str | None) -> list[Entry]:
+    def _baseline_entries(self, path: str | None, roots: tuple[str, ...] | None = None) -> list[Entry]:
         if path is None or not self.use_baseline:
             return []
         if path not in self._baseline:
-            entries, doc = load_baseline(path)
+            entries, doc = load_baseline(path, roots)
             self.documents[path] = doc
             self._baseline[path] = entries
         return self._baseline[path]
@@ -198,7 +200,7 @@ class Suppressions:
         """(config entries, baseline entries) about `path`."""
         cfg_entries = [e for e in self._config_entries(resolved.config) if resolved.config.matches(path, e.file)]
         baseline = resolved.baseline_path()
-        base_entries = [e for e in self._baseline_entries(baseline)
+        base_entries = [e for e in self._baseline_entries(baseline, resolved.baseline_roots())
                         if e.file == _rel(path, os.path.dirname(baseline))]
         return cfg_entries, base_entries
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Mapping, Sequence
 
-from ..base.escape import safe
+from ..base.escape import markdown_inert, safe
 from ..base.paths import display_path
 from ..model.diagnostics import Diagnostic
 from ..model.document import Document
@@ -59,7 +59,7 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
 
 def _cell(text: str) -> str:
     """Markdown table cell: no raw HTML, no column breaks, one line."""
-    return html.escape(safe(text), quote=False).replace("|", "\\|").replace("\n", "<br>")
+    return markdown_inert(html.escape(safe(text), quote=False)).replace("|", "\\|").replace("\n", "<br>")
 
 
 def step_summary(diagnostics: Sequence[Diagnostic], summary: dict) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from ..base.escape import safe
+from ..base.escape import markdown_inert, safe
 from .github import COMMAND, escape_data, escape_property
 
 VERIFY_CODES = tuple(f"ZL99{i}" for i in range(10))
@@ -45,7 +45,7 @@ def _time(run: dict) -> str:
 
 
 def _cell(text: str) -> str:
-    return html.escape(safe(str(text)), quote=False).replace("|", "\\|").replace("\n", "<br>")
+    return markdown_inert(html.escape(safe(str(text)), quote=False)).replace("|", "\\|").replace("\n", "<br>")
 
 
 def step_summary(payload: dict, not_verified: list[tuple[str, str]] = ()) -> str:

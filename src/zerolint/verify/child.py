@@ -103,6 +103,7 @@ class Child:
         if accel == "cuda":
             acc.set_device(self.local_rank)
             self.result["device_name"] = torch.cuda.get_device_name(self.local_rank)
+        single_rank_group(torch, accel)
         deepspeed.init_distributed()
         import deepspeed.comm as dist
 
@@ -168,6 +169,7 @@ class Child:
         self.result["facts"].update(engine_facts(engine, torch, world))
         self._memory()
         self.result["estimates"] = estimates(spec, self.result["facts"], world)
+        self.result["listening"] = listening_sockets()
         self.result["status"] = "pass"
         try:
             dist.barrier()
@@ -208,6 +210,7 @@ def warm_up(accelerator: str) -> dict:
         local = int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local)
         device = f"cuda:{local}"
+    single_rank_group(torch, accelerator)
     deepspeed.init_distributed()
     import deepspeed.comm as dist
 
@@ -234,6 +237,57 @@ def warm_up(accelerator: str) -> dict:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     return {"warm_s": round(time.monotonic() - t, 3)}
+
+
+def single_rank_group(torch, accelerator: str) -> None:
+    """A single-rank run of verify's own (not a launcher's) gets its process group from a file store in its own
+    working directory: torch's TCPStore would listen on every interface of the machine on MASTER_PORT, whatever
+    MASTER_ADDR says. DeepSpeed's `init_distributed` then finds the group and uses it. Gloo and NCCL are held to
+    the loopback interface by runner.child_env (GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME)."""
+    import torch.distributed as tdist
+
+    if os.environ.get("WORLD_SIZE") != "1" or "ZEROLINT_VERIFY_RUN" not in os.environ or tdist.is_initialized():
+        return
+    store = os.path.join(os.getcwd(), f"pg-store-{os.getpid()}")
+    tdist.init_process_group(backend="nccl" if accelerator == "cuda" else "gloo", init_method=f"file://{store}",
+                             rank=0, world_size=1)
+
+
+def listening_sockets() -> list[str]:
+    """The TCP sockets this process listens on, as "address:port" (Linux /proc/net/tcp*): a fact of the run, so
+    that what verify opens to the network is on the record (tests/test_verify_safety.py: loopback only)."""
+    try:
+        inodes = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+        out = []
+        for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+            with open(table, encoding="ascii") as f:
+                for line in f.readlines()[1:]:
+                    parts = line.split()
+                    if len(parts) > 9 and parts[3] == "0A" and parts[9] in inodes:  # 0A: LISTEN
+                        addr, port = parts[1].split(":")
+                        out.append(f"{_address(addr, width)}:{int(port, 16)}")
+        return sorted(out)
+    except OSError:
+        return []
+
+
+def _address(hex_addr: str, width: int) -> str:
+    import ipaddress
+    import socket
+    import struct
+
+    raw = bytes.fromhex(hex_addr)
+    if width == 8:
+        return str(ipaddress.IPv4Address(struct.pack("<I", struct.unpack(">I", raw)[0])))
+    words = struct.unpack("<4I", raw)
+    return str(ipaddress.IPv6Address(socket.inet_ntop(socket.AF_INET6, struct.pack(">4I", *words))))
 
 
 def _cpu_fp16_supported(torch) -> bool:

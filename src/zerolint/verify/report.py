@@ -243,6 +243,7 @@ def run_json(rep: RunReport) -> dict[str, Any]:
         "skipped_steps": rec.get("skipped_steps"),
         "jit_built": rec.get("jit_built", []),
         "ops_loaded": rec.get("ops_loaded", []),
+        "listening": rec.get("listening", []),
         "op_stops": [_stop_json(stop) for stop in rec.get("op_stops") or []],
         "run_id": rec.get("run_id"),
         "command": rec.get("command"),

@@ -50,6 +50,9 @@ MONITORS_OFFLINE = {"WANDB_MODE": "offline", "WANDB_SILENT": "true"}
 # One node, as DeepSpeed's own launcher sets them for every rank (launcher/launch.py:179-182): DeepSpeed reads them,
 # e.g. its checkpoint writer (runtime/model_checkpointing/utils.py:76-78: KeyError 'CROSS_SIZE' without them).
 ONE_NODE = {"CROSS_RANK": "0", "CROSS_SIZE": "1", "LOCAL_SIZE": "1"}
+# One host: gloo's and NCCL's own sockets on the loopback interface only (a single rank's process group comes from a
+# file store, child.single_rank_group, so nothing listens on MASTER_PORT).
+LOOPBACK_ONLY = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo"}
 DIST_VARS = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
              "ROLE_RANK", "TORCHELASTIC_RUN_ID", "CROSS_RANK", "CROSS_SIZE", "LOCAL_SIZE")
 
@@ -203,6 +206,7 @@ def child_env(plan: Plan | None, opts: RunOptions, run_id: str, port: int | None
         from .opguard import GUARD_VAR
 
         env[GUARD_VAR] = "1"
+        env.update(LOOPBACK_ONLY)  # every rank is on this host: their sockets need no other interface
     if opts.nodes is not None:
         env.update(opts.nodes.task_env)  # Slurm: this task's rank (launch.slurm_env); the launchers set their own
     elif opts.world_size == 1:
@@ -462,6 +466,7 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str, expected
     record["estimates"] = r0.get("estimates")
     record["timings"] = r0.get("timings", {})
     record["ops_loaded"] = sorted({op for r in ranks for op in (r.get("ops_loaded") or [])})
+    record["listening"] = sorted({s for r in ranks for s in (r.get("listening") or [])})
     if r0.get("hf") is not None:  # the real HF path: the config HF handed DeepSpeed (hf_child.py)
         record["hf"] = r0["hf"]
     mem: dict = {}
