@@ -305,3 +305,50 @@ def test_deep_yaml_on_the_command_line_is_a_finding_not_a_traceback(tmp_path):
         err = r.stderr.decode()
         assert r.returncode == 1 and "Traceback" not in err, err
         assert "error ZL525 [accelerate-config-invalid] YAML nested " in r.stdout.decode()
+
+
+def test_fix_does_not_follow_a_directory_swapped_for_a_symlink(tmp_path, monkeypatch):
+    """Issue 22, item 5: between the check of the path and the rename, the config's directory is swapped for a link
+    to a directory outside the tree holding a file with the same bytes (5 of 40 races replaced it before). The
+    rename now happens in the directory that was checked, through a descriptor opened without following links."""
+    from zerolint.base import fsio
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "configs").mkdir(parents=True)
+    outside.mkdir()
+    original = b'{"train_batch_size": 8, "bf16": {"enabled": true}}\n'
+    (tree / "configs" / "ds.json").write_bytes(original)
+    (outside / "ds.json").write_bytes(original)
+    data, snap = fsio.read_with_snapshot(str(tree / "configs" / "ds.json"))
+
+    def swap(tmp):
+        os.rename(tree / "configs", tree / "configs.checked")
+        os.symlink(outside, tree / "configs")
+        os.utime(outside / "ds.json", ns=(snap.mtime_ns, snap.mtime_ns))  # the bytes and the times match
+
+    monkeypatch.setattr(fsio, "_before_replace", swap)
+    fsio.atomic_write(str(tree / "configs" / "ds.json"), b'{"fixed": true}\n', snap, roots=[str(tree)])
+    assert (outside / "ds.json").read_bytes() == original  # outside the tree: untouched
+    assert (tree / "configs.checked" / "ds.json").read_bytes() == b'{"fixed": true}\n'
+
+
+def test_fix_refuses_when_a_directory_on_the_path_became_a_symlink_before_the_walk(tmp_path, monkeypatch):
+    from zerolint.base import fsio
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "configs").mkdir(parents=True)
+    outside.mkdir()
+    (tree / "configs" / "ds.json").write_bytes(b"{}\n")
+    (outside / "ds.json").write_bytes(b"{}\n")
+    real_check = fsio.check_target
+
+    def check_then_swap(path, roots):
+        real = real_check(path, roots)
+        os.rename(tree / "configs", tree / "configs.checked")
+        os.symlink(outside, tree / "configs")
+        return real
+
+    monkeypatch.setattr(fsio, "check_target", check_then_swap)
+    with pytest.raises(fsio.WriteRefused, match="is no longer the directory that was checked"):
+        fsio.atomic_write(str(tree / "configs" / "ds.json"), b'{"x": 1}\n', roots=[str(tree)])
+    assert (outside / "ds.json").read_bytes() == b"{}\n"

@@ -76,55 +76,87 @@ def check_target(path: str, roots: Iterable[str]) -> str:
 
 
 def atomic_write(path: str, data: bytes, snapshot: Snapshot | None = None, roots: Iterable[str] = (".",)) -> None:
-    """Replace `path` with `data` atomically (see the module docstring)."""
+    """Replace `path` with `data` atomically (see the module docstring). Everything after the path is checked is
+    done relative to a descriptor of its directory, opened one component at a time without following a link: a
+    directory swapped for a symlink meanwhile cannot send the write out of the tree (the walk refuses the link, and
+    once it holds the descriptor the rename happens in the directory that was checked)."""
     real = check_target(path, roots)
-    st = os.stat(real)
-    _check_replaceable(path, st)
-    directory = os.path.dirname(real) or "."
-    _remove_stale_temps(directory, os.path.basename(real))
-    import tempfile  # here: tempfile brings shutil, random and hashlib (~4 ms), which a check never needs
+    directory, base = os.path.split(real)
+    dfd = _open_dir_nofollow(path, directory or ".")
+    try:
+        _write_in(dfd, directory, base, path, data, snapshot)
+    finally:
+        os.close(dfd)
 
-    # mkstemp: a random name, created O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600 until the original's mode is copied
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=TEMP_SUFFIX, dir=directory)
+
+def _open_dir_nofollow(path: str, directory: str) -> int:
+    """A descriptor of `directory` (a real path), each component opened relative to the one above it with
+    O_NOFOLLOW: raises WriteRefused when one of them is (now) a symlink or not a directory."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    absolute = os.path.abspath(directory)
+    fd = os.open(os.sep, flags)
+    walked = os.sep
+    try:
+        for part in [p for p in absolute.split(os.sep) if p]:
+            walked = os.path.join(walked, part)
+            try:
+                nxt = os.open(part, flags, dir_fd=fd)
+            except OSError as e:
+                raise WriteRefused(f"{path}: {walked} is no longer the directory that was checked "
+                                   f"({e.strerror or e}: a symlink swapped in?); not written") from None
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_in(dfd: int, directory: str, base: str, path: str, data: bytes, snapshot: Snapshot | None) -> None:
+    try:
+        st = os.stat(base, dir_fd=dfd, follow_symlinks=False)
+    except OSError as e:
+        raise WriteRefused(f"{path}: cannot be checked before writing ({e.strerror or e}); not written") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(f"{path}: not a regular file (a symlink swapped in?); not written")
+    _check_replaceable(path, st, writable=os.access(base, os.W_OK, dir_fd=dfd))
+    _remove_stale_temps(dfd, base)
+    nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    tmp = f".{base}.{os.urandom(6).hex()}{TEMP_SUFFIX}"  # a random name, created O_EXCL, mode 0600 for now
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600, dir_fd=dfd)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             _keep_owner(path, f.fileno(), st)
             os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))  # after fchown, which may clear set-id bits
-            _copy_xattrs(path, real, f.fileno())
+            _copy_xattrs(path, dfd, base, f.fileno())
             os.fsync(f.fileno())
         if _before_replace is not None:
-            _before_replace(tmp)
+            _before_replace(os.path.join(directory, tmp))
         if snapshot is not None:
-            _check_unchanged(real, snapshot)
-        os.replace(tmp, real)
+            _check_unchanged(dfd, base, snapshot)
+        os.replace(tmp, base, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dfd)
         except FileNotFoundError:
             pass
         raise
     try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
         os.fsync(dfd)
     except OSError:  # pragma: no cover
         pass
-    finally:
-        os.close(dfd)
 
 
 TEMP_SUFFIX = ".zerolint-tmp"
 STALE_TEMP_SECONDS = 600  # a temp file this old is a leftover of a killed run (a live write takes milliseconds)
 
 
-def _check_replaceable(path: str, st: os.stat_result) -> None:
+def _check_replaceable(path: str, st: os.stat_result, writable: bool | None = None) -> None:
     """Refuse what a rename over the file would damage: a read-only file (its mode says "do not change me"), another
     user's file (the new file would be ours), a file with hard links (the other names would keep the old text)."""
-    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+    if not st.st_mode & 0o222 or not (os.access(path, os.W_OK) if writable is None else writable):
         raise WriteRefused(f"{path}: read-only (mode {stat.S_IMODE(st.st_mode):04o}); not written (make it writable "
                            "to fix it)")
     euid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
@@ -147,29 +179,38 @@ def _keep_owner(path: str, fd: int, st: os.stat_result) -> None:
             from None
 
 
-def _copy_xattrs(path: str, real: str, fd: int) -> None:
+def _copy_xattrs(path: str, dfd: int, base: str, fd: int) -> None:
     """Extended attributes (ACLs, user.* tags, macOS-style metadata) go to the new file; a file whose attributes
-    cannot be kept is not replaced. The SELinux label is the exception: the new file gets its directory's."""
+    cannot be kept is not replaced. The SELinux label is the exception: the new file gets its directory's. The
+    original is read through a descriptor opened in the checked directory (no link followed)."""
     if not hasattr(os, "listxattr"):
         return
     try:
-        names = os.listxattr(real)
+        src = os.open(base, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
     except OSError as e:
-        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
-            return
-        raise WriteRefused(f"{path}: its extended attributes cannot be read ({e.strerror or e}); not written") \
-            from None
-    for name in names:
+        raise WriteRefused(f"{path}: cannot be opened to read its extended attributes ({e.strerror or e}); not "
+                           "written") from None
+    try:
         try:
-            os.setxattr(fd, name, os.getxattr(real, name))
+            names = os.listxattr(src)
         except OSError as e:
-            if name == "security.selinux":
-                continue
-            raise WriteRefused(f"{path}: its extended attribute {name} cannot be kept ({e.strerror or e}); "
-                               "not written") from None
+            if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                return
+            raise WriteRefused(f"{path}: its extended attributes cannot be read ({e.strerror or e}); not written") \
+                from None
+        for name in names:
+            try:
+                os.setxattr(fd, name, os.getxattr(src, name))
+            except OSError as e:
+                if name == "security.selinux":
+                    continue
+                raise WriteRefused(f"{path}: its extended attribute {name} cannot be kept ({e.strerror or e}); "
+                                   "not written") from None
+    finally:
+        os.close(src)
 
 
-def _remove_stale_temps(directory: str, base: str) -> None:
+def _remove_stale_temps(directory: int | str, base: str) -> None:
     """Temp files of this file left by a killed run (SIGKILL runs no cleanup): ours, regular, and older than
     STALE_TEMP_SECONDS. Their names (`.NAME.RANDOM.zerolint-tmp`) are never picked up as configs meanwhile."""
     import time
@@ -184,19 +225,23 @@ def _remove_stale_temps(directory: str, base: str) -> None:
                 try:
                     st = e.stat(follow_symlinks=False)
                     if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff and euid in (None, st.st_uid):
-                        os.unlink(e.path)
+                        if isinstance(directory, int):
+                            os.unlink(e.name, dir_fd=directory)
+                        else:
+                            os.unlink(e.path)
                 except OSError:
                     pass
     except OSError:
         pass
 
 
-def _check_unchanged(real: str, snap: Snapshot) -> None:
+def _check_unchanged(dfd: int, base: str, snap: Snapshot) -> None:
     import hashlib
 
     try:
-        st = os.stat(real)
-        with open(real, "rb") as f:
+        fd = os.open(base, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), dir_fd=dfd)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
             now = f.read()
     except OSError as e:
         raise WriteRefused(f"{snap.path}: cannot be re-read before writing ({e.strerror or e}); not written") from None
