@@ -11,6 +11,7 @@ code. Before/after figures are in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -49,8 +50,51 @@ def misspelled_keys() -> tuple[str, bytes]:
     return "ds.json", ("{\n" + members + "\n}\n").encode()
 
 
+def zeros_2mb() -> tuple[str, bytes]:  # issue 22: 47.7 s and 356 MB (json.load 0.5 s)
+    return "ds.json", ('{"train_batch_size": 8, "x": [' + ",".join(["0"] * 1_000_000) + "]}").encode()
+
+
+def array_16mb() -> tuple[str, bytes]:
+    return "ds.json", ('{"train_batch_size": 8, "x": [' + ",".join(["1"] * 8_000_000) + "]}").encode()[:16_000_000]
+
+
+def million_keys() -> tuple[str, bytes]:
+    return "ds.json", ("{" + ",".join(f'"k{i}": {i}' for i in range(1_000_000)) + "}").encode()[:16_700_000]
+
+
+def near_miss_sections() -> tuple[str, bytes]:  # 300k section names one edit from a DeepSpeed one
+    return "ds.json", ('{"train_batch_size": 8, ' + ", ".join(f'"zero_optimisation_{i}": {{}}' for i in range(300_000))
+                       + "}").encode()
+
+
+def duplicate_keys() -> tuple[str, bytes]:
+    return "ds.json", ("{" + ", ".join(['"train_batch_size": 8'] * 700_000) + "}").encode()
+
+
+def flat_yaml() -> tuple[str, bytes]:  # a flat 10 MB Accelerate YAML
+    return "acc.yaml", ("distributed_type: DEEPSPEED\n" + "".join(f"k{i}: v{i}\n" for i in range(600_000))).encode()
+
+
 CASES = {"yaml-alias": yaml_alias_bomb, "yaml-depth": yaml_deep, "array": json_array_one_line,
-         "string": long_string, "keys": many_keys, "misspelled": misspelled_keys}
+         "string": long_string, "keys": many_keys, "misspelled": misspelled_keys, "zeros-2mb": zeros_2mb,
+         "array-16mb": array_16mb, "keys-1m": million_keys, "near-miss-300k": near_miss_sections,
+         "duplicates-700k": duplicate_keys, "yaml-flat-10mb": flat_yaml}
+
+
+def reader_seconds(file_name: str, data: bytes) -> float | None:
+    """What the consumer's own reader takes on the bytes (json.loads; yaml.safe_load for YAML, in C when present):
+    the baseline of "within 10x per MB"."""
+    t = time.perf_counter()
+    try:
+        if file_name.endswith(".yaml"):
+            import yaml
+
+            yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        else:
+            json.loads(data)
+    except Exception:  # noqa: BLE001 - a hostile input may not parse: then no baseline
+        return None
+    return time.perf_counter() - t
 
 
 def run(name: str, limit: float) -> str:
@@ -79,9 +123,11 @@ def run(name: str, limit: float) -> str:
             p.returncode = 0  # reaped above
         tail = (Path(d) / "stderr").read_text(errors="replace").strip().splitlines()[-1:] or [""]
         wall = time.perf_counter() - t
+        base = reader_seconds(file_name, data)
+        ratio = f"{wall / base:6.1f}x the reader" if base else "   (the reader fails)"
         rss = usage.ru_maxrss
         size = sarif.stat().st_size if sarif.exists() else 0
-        return (f"{name:11} {len(data) / 1e6:6.1f} MB  {wall:7.1f} s  peak RSS {rss / 1024:7.0f} MB  "
+        return (f"{name:15} {len(data) / 1e6:6.1f} MB  {wall:7.1f} s  {ratio}  peak RSS {rss / 1024:7.0f} MB  "
                 f"exit {rc:>7}  SARIF {size / 1e6:6.2f} MB  {tail[0][:100]}")
 
 

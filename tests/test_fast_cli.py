@@ -68,7 +68,8 @@ def assert_agree(args):
 
 VALUES = {"formats": "json", "outputs": "report.txt", "target": "hf", "world_size": "4", "deepspeed_version": "0.14.0",
           "fail_on": "warning", "select": "ZL2,ZL301", "ignore": "ZL101", "severity_overrides": "ZL401=warning",
-          "stdin_filename": "cfg.json", "max_bytes": "1000", "max_depth": "5000", "exclude": "*.yaml", "include": "c/*",
+          "stdin_filename": "cfg.json", "max_bytes": "1000", "max_depth": "5000", "max_values": "50",
+          "exclude": "*.yaml", "include": "c/*",
           "max_findings_per_file": "0", "max_findings": "7", "config_file": "ds.json", "baseline": "base.json",
           "write_baseline": "out.json", "training_args": "ta.json", "prefer": "bf16", "params": "7B",
           "model_config": "model.json", "gpu_memory": "80GB", "host_memory": "1TB", "gpus_per_node": "8"}

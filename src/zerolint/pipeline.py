@@ -54,7 +54,7 @@ def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selecti
                               f"the file is larger than the {limits.max_bytes:,}-byte limit"))
         doc.fatal = True
         return Result(path, doc, run_rules(doc, settings, selection, rules))
-    doc = parse_bytes(data, path, limits.max_depth)
+    doc = parse_bytes(data, path, limits.max_depth, limits.max_values)
     return Result(path, doc, run_rules(doc, settings, selection, rules))
 
 

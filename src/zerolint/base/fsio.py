@@ -361,6 +361,10 @@ def check_read(path: str, roots: Iterable[str] | None) -> None:
 
 DEFAULT_MAX_DEPTH = 256
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+# Values (keys and array items) parsed before the tolerant parser stops (ZL007): the largest of 150 real configs
+# holds 118, and a value costs ~7 µs to parse and up to ~0.1 ms in the rules when each is a finding, so this keeps
+# any input under the limits to about a second (issue 22, item 3).
+DEFAULT_MAX_VALUES = 10_000
 
 
 class UnreadableFile(Exception):
@@ -371,13 +375,14 @@ class Limits(Record):
     """How much a read may take. `roots`: directories every read must resolve into (fsio.read_roots; the CLI sets
     them per file); None: anywhere but /proc, /sys and /dev, which are never read."""
 
-    _fields = ("max_bytes", "max_depth", "roots")
+    _fields = ("max_bytes", "max_depth", "roots", "max_values")
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH,
-                 roots: tuple[str, ...] | None = None) -> None:
+                 roots: tuple[str, ...] | None = None, max_values: int = DEFAULT_MAX_VALUES) -> None:
         self.max_bytes = max_bytes
         self.max_depth = max_depth
         self.roots = roots
+        self.max_values = max_values
 
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),

@@ -81,6 +81,8 @@ CHECK_OPTIONS = (
     Opt(("--stdin-filename",), "stdin_filename", help="Name to report for `-` (stdin)."),
     Opt(("--max-bytes",), "max_bytes", "int", low=1, help="Largest file to read [default: 16 MiB]."),
     Opt(("--max-depth",), "max_depth", "int", low=1, high=5000, help="Deepest nesting to parse [default: 256]."),
+    Opt(("--max-values",), "max_values", "int", low=1, help="Most values (keys and items) to parse in one file "
+                                                            "[default: 10,000]."),
     Opt(("--exclude",), "exclude", multiple=True, help="Glob of paths to skip when expanding directories."),
     Opt(("--max-findings-per-file",), "max_findings_per_file", "int", low=0, metavar="N",
         help="Show at most N findings per file, errors first (0: no limit) [default: 1000]. The counts and the exit "
@@ -200,7 +202,7 @@ def build_options(files: tuple[str, ...], kw: dict):
     memory = _memory_settings(kw["params"], kw["model_config"], kw["gpu_memory"], kw["host_memory"],
                               kw["gpus_per_node"])
     fix = "diff" if kw["diff"] else "fix-only" if kw["fix_only"] else "fix" if kw["fix"] else "none"
-    limits = Limits(**{k: kw[k] for k in ("max_bytes", "max_depth") if kw[k] is not None})
+    limits = Limits(**{k: kw[k] for k in ("max_bytes", "max_depth", "max_values") if kw[k] is not None})
     caps = (MAX_PER_FILE if kw["max_findings_per_file"] is None else kw["max_findings_per_file"],
             MAX_PER_REPORT if kw["max_findings"] is None else kw["max_findings"])
     return Options(

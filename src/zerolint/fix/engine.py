@@ -167,7 +167,8 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
     prefer = tuple(prefer)
     result = FixResult(text=text, original=text)
     doc, diags = lint(text)
-    if doc.hjson_error is not None or doc.fatal or any(n.kind in ("depth-limit", "size-limit") for n in doc.notes):
+    if doc.hjson_error is not None or doc.fatal or any(n.kind in ("depth-limit", "size-limit", "value-limit")
+                                                       for n in doc.notes):
         result.skipped = "the config does not parse; fix the syntax error first"
         result.remaining, result.document = diags, doc
         return result

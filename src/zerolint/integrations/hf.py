@@ -39,17 +39,25 @@ def _spans(text: str) -> dict[str, tuple[int, int]]:
 NOT_CHECKED = "; the file is not checked"  # a refusal of zerolint's own, not a claim about Accelerate
 
 
+MAX_YAML_EVENTS = 5_000  # YAML parser events (a value, a mapping or a sequence start and end each) read at most
+
+
 def _hostile_yaml(text: str, max_depth: int) -> tuple[str, tuple[int, int]] | None:
     """(problem, span) for YAML that would cost far more than its size, from PyYAML's event stream (an iterative
     parser: no recursion, no values built): an anchor or alias (a "billion laughs" of nested aliases expands to
     gigabytes when a value is printed or compared), or nesting deeper than `max_depth` (the composer recurses once per
-    level). Accelerate writes neither; `accelerate config` never emits anchors."""
+    level). Accelerate writes neither; `accelerate config` never emits anchors. And more than MAX_YAML_EVENTS
+    events: an Accelerate config is a few dozen settings, and PyYAML builds each value in Python (a flat 10 MB YAML
+    took minutes); the parse stops there (issue 22, item 3)."""
     import yaml
 
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for n, event in enumerate(yaml.parse(text, Loader=yaml.SafeLoader)):
             at = event.start_mark.index
+            if n >= MAX_YAML_EVENTS:
+                return (f"the YAML holds more than {MAX_YAML_EVENTS:,} values: an Accelerate config is a few dozen "
+                        "settings" + NOT_CHECKED, (at, at + 1))
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                 what = "alias" if isinstance(event, yaml.AliasEvent) else "anchor"
                 problem = (f"YAML {what} {getattr(event, 'anchor', '')!r}: zerolint does not expand YAML anchors and "

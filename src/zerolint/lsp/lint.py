@@ -65,7 +65,13 @@ class DocumentLinter:
         return self.pipeline().setup(path)
 
     def lint(self, path: str, text: str) -> Outcome:
-        """`path`: the document's file ("-" when it has none: the working directory's settings apply)."""
+        """`path`: the document's file ("-" when it has none: the working directory's settings apply). A text over
+        the size limit is not parsed at all (check refuses such a file the same way: ZL007)."""
+        limit = self.options.limits.max_bytes
+        # (bytes >= characters, and at most 4 per character: the encode only when the count alone cannot tell)
+        if len(text) > limit or (4 * len(text) > limit and len(text.encode("utf-8", errors="replace")) > limit):
+            return Outcome(path, text, None, [], True, problem=f"the document is larger than the {limit:,}-byte "
+                                                               "limit; it is not checked")
         if is_yaml(path):
             return self._lint_yaml(path, text)
         doc = parse(text, path)

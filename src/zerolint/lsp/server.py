@@ -54,7 +54,13 @@ class ZerolintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         out = self.outcome(uri)
         index = LineIndex(out.document.text if out.document is not None else out.text)
-        shown = [convert.lsp_diagnostic(d, index, uri) for d in out.diagnostics]
+        from ..report.cap import MAX_PER_FILE, cap_findings
+
+        kept, capped = cap_findings(out.diagnostics, {}, per_file=MAX_PER_FILE)  # as check shows them: errors first
+        shown = [convert.lsp_diagnostic(d, index, uri) for d in kept]
+        if capped.get("not_shown"):
+            shown.insert(0, convert.problem_diagnostic(f"zerolint: {capped['not_shown']:,} more findings not shown "
+                                                       f"(at most {MAX_PER_FILE:,} per file, errors first)"))
         if out.problem:
             shown.insert(0, convert.problem_diagnostic(f"zerolint: {out.problem}"))
         self.text_document_publish_diagnostics(

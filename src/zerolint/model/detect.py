@@ -93,7 +93,7 @@ def judge_bytes(data: bytes, path: str, max_depth: int, strict: bool = False) ->
     try:
         value = json.loads(data.decode("utf-8-sig"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        document = parse_bytes(data, path, max_depth)
+        document = parse_bytes(data, path, max_depth)  # (the default --max-values: judging reads at most that)
         root = document.root
         if root is None or root.kind != OBJECT:
             if strict:  # neither json nor the tolerant parser finds an object: the lint says what is wrong

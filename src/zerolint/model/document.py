@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 
 from ..base import pointer as jp
-from ..base.fsio import DEFAULT_MAX_DEPTH
+from ..base.fsio import DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES
 from ..base.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
@@ -247,11 +247,12 @@ class _Stop(Exception):
 
 
 class _Parser:
-    def __init__(self, doc: Document, max_depth: int) -> None:
+    def __init__(self, doc: Document, max_depth: int, max_values: int = DEFAULT_MAX_VALUES) -> None:
         self.doc = doc
         self.s = doc.text
         self.n = len(self.s)
         self.max_depth = max_depth
+        self.max_values, self.values_left = max_values, max_values  # keys and items: the parse's cost
         # Every value's JSON pointer is kept (the document index), and a pointer is as long as the keys above it:
         # long keys nested deep would cost memory quadratic in the text. Past this budget the parse stops.
         self.pointer_budget = POINTER_BUDGET + 16 * self.n
@@ -372,6 +373,11 @@ class _Parser:
                 sent = self.value(j, ptr, depth, attach)
 
     def spend(self, pointer: str, at: int) -> None:
+        self.values_left -= 1
+        if self.values_left < 0:
+            self.note("value-limit", at, at + 1, f"the file holds more than {self.max_values:,} values (keys and "
+                                                 "items)")
+            raise _Stop()
         self.pointer_budget -= len(pointer)
         if self.pointer_budget < 0:
             self.note("structure-limit", at, at + 1, f"long keys nested too deep: the JSON pointers of this document "
@@ -616,12 +622,13 @@ def _hjson_verdict(text: str) -> ReaderError | None:
     return None
 
 
-def parse(text: str, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH) -> Document:
+def parse(text: str, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH,
+          max_values: int = DEFAULT_MAX_VALUES) -> Document:
     doc = Document(path=path, text=text)
-    parser = _Parser(doc, max_depth)
+    parser = _Parser(doc, max_depth, max_values)
     parser.parse()
-    if any(n.kind in ("depth-limit", "structure-limit") for n in doc.notes):
-        return doc  # the real readers recurse: never hand them what we refused for depth
+    if any(n.kind in LIMIT_NOTES for n in doc.notes):
+        return doc  # the real readers recurse: never hand them what we refused for depth (or spend on the rest)
     # json (C) recurses once per level and hjson (Python) twice, against the recursion limit: a document nested
     # deeper than that fails in them, as it would in HF's and DeepSpeed's process. Say so without recursing.
     deepest, limit = parser.deepest, sys.getrecursionlimit()
@@ -640,7 +647,11 @@ def parse(text: str, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH)
 _INF = float("inf")
 
 
-def parse_bytes(data: bytes, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH) -> Document:
+LIMIT_NOTES = ("depth-limit", "structure-limit", "value-limit")  # the parse stopped: the rest is not read
+
+
+def parse_bytes(data: bytes, path: str = "<string>", max_depth: int = DEFAULT_MAX_DEPTH,
+                max_values: int = DEFAULT_MAX_VALUES) -> Document:
     """Decode like DeepSpeed (`open(path)` in UTF-8, hjson skips a BOM) and HF (`json.load` of UTF-8 text), noting
     what either would trip on: UTF-16/32, invalid UTF-8 (kept as U+FFFD so the rest still lints), NUL bytes."""
     notes: list[Note] = []
@@ -657,6 +668,6 @@ def parse_bytes(data: bytes, path: str = "<string>", max_depth: int = DEFAULT_MA
             notes.append(Note("encoding", at, at + 1,
                               f"invalid UTF-8 (byte 0x{data[e.start]:02x} at byte offset {e.start}); "
                               "Python's open() raises UnicodeDecodeError on this file"))
-    doc = parse(text, path, max_depth)
+    doc = parse(text, path, max_depth, max_values)
     doc.notes[:0] = notes
     return doc

@@ -78,13 +78,33 @@ def run_rules(doc: Document, settings: Settings | None = None, selection: Select
     for rule in ruleset.checks:
         if not selection.enabled(rule) or view.target not in rule.targets or not view.since(rule.versions or "*"):
             continue
+        found = 0
         try:
             for f in rule.run(view):
+                if found == MAX_FINDINGS_PER_RULE:  # a hostile file: stop paying for this rule (issue 22, item 3)
+                    out.append(_stopped(doc, rule, f, ruleset))
+                    break
                 out.append(locate(doc, rule, f, selection.severity_for(rule, f.severity)))
+                found += 1
         except Exception as exc:  # a broken rule must not take the run down
             out.append(internal_error(doc, rule, exc))
     out.sort(key=Diagnostic.sort_key)
     return out
+
+
+# Findings one rule reports in one document before it stops looking: a DeepSpeed config has a few, and each costs up
+# to ~0.1 ms, so a file of tens of thousands of bad keys stays cheap. The reports show at most 1,000 per file anyway.
+MAX_FINDINGS_PER_RULE = 1_000
+
+
+def _stopped(doc: Document, rule: Rule, next_finding: Finding, ruleset: RuleSet) -> Diagnostic:
+    """ZL007 at the first finding a rule was not let report: it stopped looking in this file."""
+    limit = ruleset.find("ZL007") or rule
+    stop = Finding(next_finding.pointer, f"{rule.code} reported {MAX_FINDINGS_PER_RULE:,} findings in this file and "
+                   "stopped looking for more here; the file was not checked past this point for it",
+                   span=next_finding.span, at=next_finding.at,
+                   help="a DeepSpeed config has a few findings: check that this is the file you meant")
+    return locate(doc, limit, stop, limit.default_severity)
 
 
 def _span(doc: Document, f: Finding) -> tuple[int, int]:

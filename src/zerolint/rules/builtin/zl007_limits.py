@@ -1,5 +1,5 @@
-"""zerolint refuses inputs beyond its safety limits (file size, nesting depth) instead of spending unbounded
-time and memory on them. A real DeepSpeed config is a few kilobytes and a few levels deep, so hitting a limit
+"""zerolint refuses inputs beyond its safety limits (file size, nesting depth, number of values) instead of spending
+unbounded time and memory on them. A real DeepSpeed config is a few kilobytes and a few levels deep, so hitting a limit
 usually means the wrong file was passed."""
 
 from ..rule import Rule
@@ -8,11 +8,11 @@ RULE = Rule(
     code="ZL007",
     name="input-limit",
     severity="error",
-    summary="The file exceeds zerolint's size or nesting limit",
-    evidence="zerolint safety limits (--max-bytes, --max-depth)",
+    summary="The file exceeds zerolint's size, nesting or value-count limit",
+    evidence="zerolint safety limits (--max-bytes, --max-depth, --max-values)",
 )
 
-RAISE = {"size-limit": "--max-bytes", "depth-limit": "--max-depth"}
+RAISE = {"size-limit": "--max-bytes", "depth-limit": "--max-depth", "value-limit": "--max-values"}
 
 
 @RULE.check

@@ -6,7 +6,7 @@ zenflow and leaf_module blocks), `fp16`, `bf16` (both since 0.17.1), the monitor
 permitted". Usually a typo (`offload_optimzer`) or a key from another section or version."""
 
 from ...base import pointer as jp
-from ...base.suggest import closest, edit_distance
+from ...base.suggest import edit_distance
 from ...model import edits
 from ..rule import Rule
 
@@ -27,7 +27,7 @@ def check(view):
             continue
         key = jp.last(issue.pointer)
         present = view.keys_present(issue.section)
-        guess = closest(key, [k for k in issue.known_keys if k not in present] or issue.known_keys)
+        guess = view.closest(key, [k for k in issue.known_keys if k not in present] or issue.known_keys)
         fix = None
         if guess and guess not in present:
             fix = edits.make_fix(f"rename {key} to {guess}", edits.rename_key(view.doc, issue.pointer, guess),

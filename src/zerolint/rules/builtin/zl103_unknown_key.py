@@ -7,7 +7,7 @@ turns ZeRO off). A key that looks like nothing DeepSpeed knows is a warning (it 
 code)."""
 
 from ...base import pointer as jp
-from ...base.suggest import closest, edit_distance
+from ...base.suggest import edit_distance
 from ...model import edits
 from ..rule import Rule
 
@@ -36,7 +36,7 @@ def check(view):
         if node.kind == "object" and node.members and all(m.key in issue.known_keys for m in node.members):
             continue  # a wrapper of keys that belong one level up: ZL101
         present = view.keys_present(issue.section)
-        guess = closest(key, [k for k in issue.known_keys if k not in present])
+        guess = view.closest(key, [k for k in issue.known_keys if k not in present])
         where = view.path(issue.section) if issue.section else "the top level"
         if guess and edit_distance(key, guess) <= 2:
             fix = edits.make_fix(f"rename {key} to {guess}", edits.rename_key(view.doc, issue.pointer, guess))

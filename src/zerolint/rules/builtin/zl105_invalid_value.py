@@ -3,7 +3,6 @@
 checkpoint `tag_validation` mode it does not know. In validated sections DeepSpeed rejects the config at
 parse."""
 
-from ...base.suggest import closest
 from ...model import edits
 from ..rule import Rule
 
@@ -29,7 +28,7 @@ def check(view):
         choices = (issue.schema or {}).get("enum") or []
         for branch in (issue.schema or {}).get("anyOf", ()):
             choices = choices or branch.get("enum", [])
-        guess = closest(str(node.value), [str(c) for c in choices]) if isinstance(node.value, str) else None
+        guess = view.closest(str(node.value), [str(c) for c in choices]) if isinstance(node.value, str) else None
         fix = None
         if guess is not None and guess.lower() == str(node.value).strip().lower():
             fix = edits.make_fix(f'write "{guess}"', edits.replace_value(view.doc, node, edits.value_text(guess)))

@@ -18,7 +18,6 @@ class, and the class depends on more than the name (see View.optimizer_class):
 `max_grad_norm` is ZL603; a 1-bit optimizer's leftover arguments after switching to Adam are reported here.
 Fix: a near miss of an accepted argument is offered as an unsafe rename."""
 
-from ...base.suggest import closest
 from ...model import dsfacts, edits
 from ..rule import Rule
 
@@ -78,7 +77,7 @@ def check(view):
                                                                 edits.rename_key(view.doc, m, "adam_w_mode"),
                                                                 safe=False)), fails_at="initialize")
             continue
-        guess = closest(key, sorted(accepted | popped))
+        guess = view.closest(key, sorted(accepted | popped))
         fix = None
         if guess is not None:
             fix = edits.make_fix(f"rename it to {guess}", edits.rename_key(view.doc, m, guess), safe=False)

@@ -18,7 +18,6 @@ An unknown `warmup_type` only logs a warning and falls back to "log" (ZL105 says
 Fixes: `"params": {}` for a scheduler whose arguments all have defaults (safe: the only reading under which the
 config runs); a near-miss argument name is offered as an unsafe rename."""
 
-from ...base.suggest import closest
 from ...model import dsfacts, edits
 from ..rule import Rule
 
@@ -85,7 +84,7 @@ def check(view):
     for m in params.members or ():
         if m.key in allowed:
             continue
-        guess = closest(m.key, sorted(allowed))
+        guess = view.closest(m.key, sorted(allowed))
         yield view.finding(
             m.pointer,
             f"scheduler.params.{m.key} is not an argument of {where} {t}: deepspeed.initialize fails with "
