@@ -165,7 +165,11 @@ def repo(tmp_path):
     ("accelerate.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: configs/ds.json\n",
      "accelerate.yaml:3 (deepspeed_config_file:)"),
     ("train.py", "import deepspeed\n\nengine = deepspeed.initialize(config='configs/ds.json')\n",
-     "train.py:3 (a string in Python code that uses deepspeed)"),
+     "train.py:3 (handed to DeepSpeed in Python code)"),
+    ("finetune.py", "from transformers import TrainingArguments\nargs = TrainingArguments(\n    deepspeed=\"configs/"
+                    "ds.json\",\n)\n", "finetune.py:3 (handed to DeepSpeed in Python code)"),
+    ("cli.py", "import deepspeed\np.add_argument('--deepspeed', default='configs/ds.json')\n",
+     "cli.py:2 (handed to DeepSpeed in Python code)"),
     ("README.md", "```bash\ndeepspeed train.py --deepspeed configs/ds.json\n```\n", "README.md:2 (--deepspeed)"),
 ])
 def test_a_file_the_tree_hands_to_deepspeed_is_linted(repo, where, text, why):
@@ -180,8 +184,10 @@ def test_a_file_the_tree_hands_to_deepspeed_is_linted(repo, where, text, why):
     assert r.returncode == 1 and b"configs/ds.json:" in r.stdout
 
 
-def test_python_without_deepspeed_names_nothing(repo):
+def test_python_that_does_not_hand_the_file_to_deepspeed_names_nothing(repo):
     (repo / "other.py").write_text("open('configs/ds.json')\n")
+    (repo / "train.py").write_text("import deepspeed\ntok = load('configs/ds.json')\n"
+                                   "cfg = json.load(open('configs/ds.json'))\n")
     r = run_cli("check", "--only-configs", "--show-files", "configs/ds.json", cwd=repo)
     assert r.stdout.decode().splitlines()[-1] == "0 files to lint, 1 skipped."
 

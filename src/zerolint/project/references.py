@@ -9,8 +9,10 @@ text files are scanned (regular files only, never through a link, each and all o
   command lines in shell scripts, Slurm files, Makefiles, README code blocks, CI workflows), with shell variables
   set in the same file (`DS=configs/z3.json` ... `--deepspeed $DS`) followed;
 - `deepspeed_config_file: X` (Accelerate) and `deepspeed: X` (axolotl, LLaMA-Factory, TRL recipes) in YAML;
-- in Python files that mention deepspeed, any string literal (`TrainingArguments(deepspeed="ds.json")`,
-  `deepspeed.initialize(config="ds.json")`, `HfDeepSpeedConfig("ds.json")`).
+- in Python files, a string literal handed to DeepSpeed on its line: `TrainingArguments(deepspeed="ds.json")`,
+  `deepspeed_config=`, `ds_config=`, `config_params=`, `hf_ds_config=`, `HfDeepSpeedConfig("ds.json")`,
+  `deepspeed.initialize(..., config="ds.json")`, an argparse `--deepspeed` default (a script's `open("data.json")`
+  names no config).
 
 A name matches a candidate when the candidate's path, relative to the tree, ends with it (after `./` and `../`
 are dropped): a launch line is written for the directory it is run from, which this cannot know, so the match errs
@@ -38,6 +40,9 @@ _FLAG = re.compile(rb"--deepspeed(?:_config)?(?:=|[ \t]+(?:\\\r?\n[ \t]*)?)([\"'
 _YAML = re.compile(rb"(?m)^[ \t-]*(deepspeed_config_file|deepspeed)[ \t]*:[ \t]*([\"']?)([^\s\"'#]+)\2")
 _PY_END = re.compile(rb"\.h?json([\"'])")  # the end of a string literal naming a JSON file (found from its end:
 # a search from every quote would cost the literal's length per quote)
+# What stands before such a literal on its line when the literal is handed to DeepSpeed.
+_PY_CONTEXT = re.compile(rb"(?:\b(?:deepspeed|deepspeed_config|ds_config|config_params|hf_ds_config|config_file)\s*=\s*"
+                         rb"|HfDeepSpeedConfig\(\s*|\bdefault\s*=\s*)$")
 _ASSIGN = re.compile(rb"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=([\"']?)([^\s\"';]*)\2")
 _VAR = re.compile(rb"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 
@@ -135,8 +140,12 @@ def _names_in(path: str, data: bytes):
             quote, end = m.group(1), m.start(1)
             start = data.rfind(quote, max(0, end - 300), end)
             body = data[start + 1:end] if start >= 0 else b""
-            if body and b"\n" not in body:
-                yield _text(body), _line(data, start), "a string in Python code that uses deepspeed"
+            line_start = data.rfind(b"\n", 0, start) + 1
+            before = data[line_start:start]
+            handed = _PY_CONTEXT.search(before) is not None or (
+                re.search(rb"\bconfig\s*=\s*$", before) is not None and b"initialize" in before)
+            if body and b"\n" not in body and handed and (b"default" not in before[-12:] or b"deepspeed" in before):
+                yield _text(body), _line(data, start), "handed to DeepSpeed in Python code"
 
 
 def _text(b: bytes) -> str:
