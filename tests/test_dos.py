@@ -252,3 +252,18 @@ def test_the_language_server_refuses_an_oversized_document_before_parsing(monkey
     monkeypatch.setattr(lsp_lint, "parse", no_parse)
     out = lsp_lint.DocumentLinter(isolated=True).lint("big.json", '{"x": "' + "a" * (17 * 1024 * 1024) + '"}')
     assert out.problem == "the document is larger than the 16,777,216-byte limit; it is not checked"
+
+
+def test_completion_in_a_document_nested_200k_deep_is_bounded():
+    """Issue 22, item 3: completion there took 3 s and 1.1 GB (every bracket's frame held its whole pointer). Past
+    the parse's depth limit there is no completion, and the scan stops there."""
+    from zerolint.lsp.cursor import context_at
+
+    text = '{"a": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    tracemalloc.start()
+    try:
+        ctx = context_at(text, 150_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ctx.kind == "none" and peak < 5_000_000, peak

@@ -5,6 +5,7 @@ reader would, keeping only a stack of open objects and arrays; hover uses the pa
 from __future__ import annotations
 
 from ..base import pointer as jp
+from ..base.fsio import DEFAULT_MAX_DEPTH
 from ..base.record import Record
 from ..model.document import Document, Member
 
@@ -93,6 +94,8 @@ def context_at(text: str, offset: int) -> Context:
             i = close + 2
             continue
         if ch in "{[":
+            if len(stack) >= DEFAULT_MAX_DEPTH:  # past what check parses: no completion (each frame holds its
+                return Context("none")  # pointer, so a document nested 200k deep cost 1.1 GB and 3 s)
             pointer = stack[-1].child_pointer() if stack else ""
             if stack:
                 stack[-1].state = "comma"
