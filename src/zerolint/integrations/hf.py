@@ -39,7 +39,7 @@ def _spans(text: str) -> dict[str, tuple[int, int]]:
 NOT_CHECKED = "; the file is not checked"  # a refusal of zerolint's own, not a claim about Accelerate
 
 
-MAX_YAML_EVENTS = 5_000  # YAML parser events (a value, a mapping or a sequence start and end each) read at most
+MAX_YAML_EVENTS = 5_000  # YAML scalars (keys and values) read at most; nesting has its own limit (--max-depth)
 
 
 def _hostile_yaml(text: str, max_depth: int) -> tuple[str, tuple[int, int]] | None:
@@ -47,15 +47,16 @@ def _hostile_yaml(text: str, max_depth: int) -> tuple[str, tuple[int, int]] | No
     parser: no recursion, no values built): an anchor or alias (a "billion laughs" of nested aliases expands to
     gigabytes when a value is printed or compared), or nesting deeper than `max_depth` (the composer recurses once per
     level). Accelerate writes neither; `accelerate config` never emits anchors. And more than MAX_YAML_EVENTS
-    events: an Accelerate config is a few dozen settings, and PyYAML builds each value in Python (a flat 10 MB YAML
+    scalars: an Accelerate config is a few dozen settings, and PyYAML builds each value in Python (a flat 10 MB YAML
     took minutes); the parse stops there (issue 22, item 3)."""
     import yaml
 
-    depth = 0
+    depth = values = 0
     try:
-        for n, event in enumerate(yaml.parse(text, Loader=yaml.SafeLoader)):
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
             at = event.start_mark.index
-            if n >= MAX_YAML_EVENTS:
+            values += isinstance(event, yaml.ScalarEvent)
+            if values > MAX_YAML_EVENTS:
                 return (f"the YAML holds more than {MAX_YAML_EVENTS:,} values: an Accelerate config is a few dozen "
                         "settings" + NOT_CHECKED, (at, at + 1))
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
