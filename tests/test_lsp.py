@@ -293,3 +293,27 @@ def test_context_in_half_typed_text():
     assert (ctx.kind, ctx.section, ctx.prefix, ctx.present) == ("key", "/zero_optimization", "off", ("stage",))
     assert context_at('{"a": [1, {"b', 13).section == "/a/1"
     assert context_at('{"a": "x"} ', 11).kind == "none"
+
+
+@pytest.mark.asyncio
+async def test_a_superseded_lint_is_not_published(client: LanguageClient, tmp_path):
+    """Issue 22, item 3: a big document's lint took seconds and blocked the server, and each edit's lint was then
+    published late, stale. Lints run in a worker thread now, and one whose text changed meanwhile is dropped: the
+    publications after the edits carry the last text's findings only."""
+    client.diagnostics = published = Published()
+    path = project(tmp_path) / "ds_config.json"
+    uri = path.as_uri()
+    big = '{"train_batch_size": 8,\n' + ",\n".join(f' "k{i}": [{i}, {i}, {i}]' for i in range(2_400)) + "\n}\n"
+    await open_doc(client, path, big)
+    final = BROKEN
+    for version, text in enumerate([big.replace('"k1"', '"k1x"'), final], 2):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+        await asyncio.sleep(0.1)  # past the 20 ms debounce: the first edit's lint has started
+    deadline = asyncio.get_running_loop().time() + 60
+    while published.log[-1][1] != ["ZL101"] and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    after_open = [codes for _, codes in published.log[1:]]
+    assert after_open == [["ZL101"]], after_open  # the first edit's (big, ZL103-only) lint was never published

@@ -1,15 +1,17 @@
 """The language server over stdio (pygls): diagnostics as you type, quick fixes, hover and completion.
 
-Every lint runs in-process on the event loop (milliseconds, benchmarks/lsp_latency.py). A didChange only records
-the edit (pygls applies it to its copy of the document) and (re)starts a per-document timer; when the typing pauses
-for `debounce` seconds the document is linted once and its diagnostics published. Opening or saving a document
-lints it at once. Nothing else is read from disk while typing: the settings are read once per settings file
+A didChange only records the edit (pygls applies it to its copy of the document) and (re)starts a per-document timer;
+when the typing pauses for `debounce` seconds the document is linted once, in a worker thread (one lint at a time),
+and its diagnostics published, unless the document changed meanwhile: a superseded lint is dropped, and the lint
+of the newer text publishes (a big document took seconds per lint, each published late and stale). Opening or saving
+a document lints it at once. Nothing else is read from disk while typing: the settings are read once per settings file
 (lint.DocumentLinter) and re-read when one is saved or the client reports it changed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from lsprotocol import types
@@ -32,6 +34,7 @@ class ZerolintServer(LanguageServer):
         self.debounce = debounce
         self.outcomes: dict[str, Outcome] = {}  # uri -> the last lint of that document
         self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.lint_lock = threading.Lock()  # the linter's caches are not shared between two lints at once
 
     # -- linting --------------------------------------------------------------------------------------------------
 
@@ -44,8 +47,31 @@ class ZerolintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         last = self.outcomes.get(uri)
         if last is None or last.text != doc.source:
-            last = self.outcomes[uri] = self.linter.lint(self.path_of(uri), doc.source)
+            with self.lint_lock:
+                last = self.outcomes[uri] = self.linter.lint(self.path_of(uri), doc.source)
         return last
+
+    def publish_later(self, uri: str) -> None:
+        """The debounced publication: lint in a worker thread, publish only if the text is still the one linted."""
+        self.timers.pop(uri, None)
+        if uri not in self.workspace.text_documents:
+            return
+        doc = self.workspace.get_text_document(uri)
+        text, path = doc.source, self.path_of(uri)
+
+        def lint() -> Outcome:
+            with self.lint_lock:
+                return self.linter.lint(path, text)
+
+        def done(future: asyncio.Future) -> None:
+            if future.cancelled() or future.exception() is not None or uri not in self.workspace.text_documents:
+                return
+            if self.workspace.get_text_document(uri).source != text:
+                return  # superseded: the newer text's own lint publishes
+            self.outcomes[uri] = future.result()
+            self.publish(uri)
+
+        asyncio.get_running_loop().run_in_executor(None, lint).add_done_callback(done)
 
     def publish(self, uri: str) -> None:
         self.timers.pop(uri, None)
@@ -73,7 +99,7 @@ class ZerolintServer(LanguageServer):
         if self.debounce <= 0:
             self.publish(uri)
         else:
-            self.timers[uri] = asyncio.get_running_loop().call_later(self.debounce, self.publish, uri)
+            self.timers[uri] = asyncio.get_running_loop().call_later(self.debounce, self.publish_later, uri)
 
     def settings_changed(self) -> None:
         self.linter.reset()
