@@ -40,6 +40,9 @@ class Child:
 
     def write(self) -> None:
         self.result["timings"]["process_s"] = round(time.monotonic() - T0, 3)
+        # what DeepSpeed's CPU shm_comm names its /dev/shm segment after: the parent removes it (procs.py)
+        self.result["master_addr"], self.result["master_port"] = os.environ.get("MASTER_ADDR"), \
+            os.environ.get("MASTER_PORT")
         from .cpuinfo_once import asked
 
         # py-cpuinfo processes this run started (~1 s each): 0 in a fork of the warm server, at most 1 otherwise

@@ -81,3 +81,55 @@ def kill_run(proc: subprocess.Popen | None, run_id: str, grace: float = 5.0) -> 
             pass
     time.sleep(0.05)
     return processes_of(run_id)
+
+
+SHM_DIR = "/dev/shm"
+SHM_BUFFER = "deepspeed_allreduce_buffer"  # deepspeed/ops/csrc/cpu/comm/shm.cpp SHM_BUFFER_NAME
+
+
+def remove_shm_buffers(addr: str, ports: set[int] | set[str]) -> list[str]:
+    """DeepSpeed's CPU shared-memory allreduce (shm_comm) creates `/dev/shm/deepspeed_allreduce_buffer_<uid>_<addr>_
+    <port>_<rank>` (about 67 MB) for every run and never unlinks it: a few hundred verify runs filled a 24 GB
+    /dev/shm and the machine started swapping. After a run, its buffers (its MASTER_ADDR and ports, our uid) that
+    no live process still maps are removed; the names removed are returned."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    prefixes = tuple(f"{SHM_BUFFER}_{uid}_{addr}_{port}_" for port in ports if str(port))
+    try:
+        names = [n for n in os.listdir(SHM_DIR) if prefixes and n.startswith(prefixes)]
+    except OSError:
+        return []
+    if not names:
+        return []
+    mapped = _mapped_shm()
+    removed = []
+    for n in names:
+        path = os.path.join(SHM_DIR, n)
+        if path in mapped:
+            continue
+        try:
+            st = os.lstat(path)
+            if st.st_uid == uid:
+                os.unlink(path)
+                removed.append(n)
+        except OSError:
+            pass
+    return removed
+
+
+def _mapped_shm() -> set[str]:
+    """The /dev/shm files some live process maps (Linux /proc/*/maps)."""
+    out: set[str] = set()
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return out
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    at = line.find(SHM_DIR + "/")
+                    if at >= 0:
+                        out.add(line[at:].strip())
+        except OSError:
+            continue
+    return out

@@ -39,7 +39,7 @@ from . import cache, sandbox
 from .launch import Nodes
 from .launch import command as nodes_command
 from .lifeline import CLEANUP_VAR, PARENT_VAR
-from .procs import kill_run, processes_of
+from .procs import kill_run, processes_of, remove_shm_buffers
 from .resolve import Plan, normalize_arch_list
 from .toolchain import pin
 
@@ -338,6 +338,9 @@ def _run_in(plan: Plan, opts: RunOptions, run_id: str, work: str, pending: list[
         break
     record["jit_built"] = sorted(cache.built_ops(opts.extensions_dir) - before)
     record["leftover_pids"] = processes_of(run_id)
+    if opts.accelerator == "cpu":  # DeepSpeed's shm_comm never unlinks its segment (procs.remove_shm_buffers)
+        for addr, ports in shm_names(record, port if opts.world_size == 1 and opts.nodes is None else None).items():
+            remove_shm_buffers(addr, ports)
     if record["status"] not in ("pass", "skip"):
         record["log_tail"] = _tail(log_path)
     return record
@@ -381,6 +384,18 @@ def _launch(cmd, env, log_path, out_dir, opts: RunOptions, say, record: dict) ->
         if res is not None:
             ranks.append(res)
     return _aggregate(record, ranks, rc, log_path)
+
+
+def shm_names(record: dict, port: int | None) -> dict[str, set[str]]:
+    """{MASTER_ADDR: {MASTER_PORT, ...}} of a finished run's ranks (child.py writes them), and of the single rank's
+    own port when it wrote nothing: what DeepSpeed's shm_comm named its /dev/shm segments after."""
+    out: dict[str, set[str]] = {}
+    for item in record.get("shm") or []:
+        addr, _, p = item.rpartition(":")
+        out.setdefault(addr, set()).add(p)
+    if port is not None:
+        out.setdefault("127.0.0.1", set()).add(str(port))
+    return out
 
 
 def _local_files(out_dir: str, kind: str) -> dict[int, dict]:
@@ -467,6 +482,8 @@ def _aggregate(record: dict, ranks: list[dict], rc: int, log_path: str, expected
     record["timings"] = r0.get("timings", {})
     record["ops_loaded"] = sorted({op for r in ranks for op in (r.get("ops_loaded") or [])})
     record["listening"] = sorted({s for r in ranks for s in (r.get("listening") or [])})
+    record["shm"] = sorted({f"{r['master_addr']}:{r['master_port']}" for r in ranks
+                            if r.get("master_addr") and r.get("master_port")})
     if r0.get("hf") is not None:  # the real HF path: the config HF handed DeepSpeed (hf_child.py)
         record["hf"] = r0["hf"]
     mem: dict = {}

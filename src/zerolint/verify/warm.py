@@ -355,6 +355,12 @@ def record_of(server: WarmServer, job: Job, opts: RunOptions, pending: list[str]
         _aggregate(record, [res], (job.exit or {}).get("rc") or 0, os.path.join(job.work, "child.log"))
     record["jit_built"] = sorted(cache.built_ops(opts.extensions_dir) - before)
     record["leftover_pids"] = processes_of(job.run_id)
+    if opts.accelerator == "cpu":  # DeepSpeed's shm_comm never unlinks its segment (procs.remove_shm_buffers)
+        from .procs import remove_shm_buffers
+        from .runner import shm_names
+
+        for addr, ports in shm_names(record, job.port or None).items():
+            remove_shm_buffers(addr, ports)
     if record["status"] not in ("pass", "skip"):
         record["log_tail"] = _tail(os.path.join(job.work, "child.log"))
     return record
