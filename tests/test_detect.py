@@ -69,12 +69,20 @@ def test_every_corpus_config_is_picked(corpus_files):
     ('{"model": {}, "optimizer": {"type": "AdamW"}, "scheduler": {}, "data": {}, "trainer": {}}', False,
      "not a DeepSpeed config: 2 of 5 top-level keys are DeepSpeed's"),
     ("{}", False, "an empty object"),
+    ("{ not a config, no colon", False, "does not parse: a syntax error before its first key"),
     ('"fp16"', False, "a JSON string, not an object"),
     ("\x00\x01binary", False, "not a JSON or hjson object"),
 ])
 def test_judged_by_top_level_keys(text, picked, why):
     pick = judge_bytes(text.encode("utf-8"), "x.json", 256)
     assert (pick.picked, pick.why) == (picked, why)
+
+
+def test_the_gate_reports_a_file_that_stops_before_its_first_key():
+    """DeepSpeed's hjson reader rejects such a file too: skipping it would let a pull request break a config's first
+    key and pass the gate."""
+    pick = judge_bytes(b'{ "fp16" {"enabled": true}, "bf16": {"enabled": true}}', "x.json", 256, strict=True)
+    assert (pick.picked, pick.why) == (True, "does not parse before its first key, so it cannot be judged: reported")
 
 
 def test_verdict_needs_one_exact_key():

@@ -48,7 +48,7 @@ def _user_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "user-project"
     (repo / "configs").mkdir(parents=True)
     shutil.copy(SEED / "ds_offload_broken.json", repo / "configs" / "ds_config.json")
-    (repo / "configs" / "notes.json").write_text("{ not a DeepSpeed config, and not matched by the hook", "utf-8")
+    (repo / "configs" / "notes.json").write_text('{"title": "release notes", "items": ["faster"]}\n', "utf-8")
     _git("init", "-q", cwd=repo)
     _git("add", ".", cwd=repo)
     return repo
@@ -71,8 +71,9 @@ def test_zerolint_hook_fails_on_the_broken_config_then_passes_after_the_fix(tmp_
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert "configs/ds_config.json:7:5: error ZL101 [misplaced-key]" in out, out
-    assert "notes.json" not in out  # not a DeepSpeed config: judged by content (--only-configs) and skipped
-    assert "1 file skipped (not DeepSpeed configs; --show-files)." in out, out
+    # not a DeepSpeed config: judged by content (--only-configs), skipped, and listed with the reason
+    assert "1 file skipped (not DeepSpeed configs; listed below).\n" in out, out
+    assert "skipped: configs/notes.json: not a DeepSpeed config: 0 of 2 top-level keys are DeepSpeed's\n" in out, out
 
     (repo / "configs" / "ds_config.json").write_text(json.dumps(FIXED, indent=4) + "\n", "utf-8")
     _git("add", ".", cwd=repo)

@@ -20,6 +20,7 @@ import test_verify_cpu as cold
 from conftest import oracle
 
 from zerolint.verify import cache, toolchain
+from zerolint.verify.opguard import GUARD_VAR
 from zerolint.verify.opplan import planned_ops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,3 +226,39 @@ def test_a_run_that_reaches_an_unbuilt_op_stops_and_runs_again(tmp_path, ops_bui
     assert "cpu_adam" in rec["ops_loaded"] and rec["facts"]["optimizer_inner"] == "DeepSpeedCPUAdam"
     assert any("the run reached cpu_adam (not built yet); it was stopped" in line for line in said), said
     assert stat.S_IMODE(os.stat(ext / "cpu_adam").st_mode) & 0o022 == 0
+
+
+_LOAD_UNDER_A_LOCK = r"""
+import os, sys, threading, time
+from zerolint.verify import opguard
+opguard.install()
+opguard.LOCK_GRACE_S = float(sys.argv[2])
+lock = os.path.join(sys.argv[1], "deepspeed_shm_comm", "lock")
+open(lock, "x").close()  # another process's load holds torch's lock (FileBaton.try_acquire)
+if float(sys.argv[3]) >= 0:
+    threading.Timer(float(sys.argv[3]), os.remove, [lock]).start()  # ... and releases it (FileBaton.release)
+from deepspeed.accelerator import get_accelerator
+try:
+    get_accelerator().create_op_builder("ShareMemCommBuilder").load()
+    print("loaded", opguard.loaded(), os.path.exists(lock))
+except opguard.OpNotBuilt as e:
+    print("stopped", e)
+"""
+
+
+@pytest.mark.deepspeed
+@NEEDS_DEEPSPEED
+@pytest.mark.parametrize("release_after,grace,out", [
+    # two runs load one built op at once (the pool's warm-ups): torch takes the lock for its up-to-date check on
+    # every load; the one that waits goes on once it is released, the op current (it was a check, not a build)
+    (0.5, 10, "loaded ['deepspeed_shm_comm'] False"),
+    # a lock held past the grace is a build in another process: the run stops rather than wait inside its clock
+    (-1, 1, "stopped deepspeed_shm_comm: another process is building it (its lock is held)"),
+])
+def test_a_load_waiting_on_a_lock_goes_on_after_a_check_and_stops_for_a_build(tmp_path, ops_built, release_after,
+                                                                                grace, out):
+    ext = _private_ops(tmp_path, ("cpu_adam", "fused_adam", "cpu_lion", "cpu_adagrad", "pin_memory"))
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(ext), "DS_ACCELERATOR": "cpu", GUARD_VAR: "1"}
+    p = subprocess.run([sys.executable, "-c", _LOAD_UNDER_A_LOCK, str(ext), str(grace), str(release_after)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.stdout.strip().splitlines()[-1:] == [out], p.stdout[-2000:] + p.stderr[-3000:]

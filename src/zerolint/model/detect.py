@@ -102,6 +102,11 @@ def judge_bytes(data: bytes, path: str, max_depth: int, strict: bool = False) ->
             return Pick(path, False, "not a JSON or hjson object")
         keys = root.keys()
         shape = _node_shape(root)
+        if not keys and document.fatal:  # ("an empty object" would misdescribe a file that stops at its first key)
+            if strict:
+                return Pick(path, True, "does not parse before its first key, so it cannot be judged: reported",
+                            data, document)
+            return Pick(path, False, "does not parse: a syntax error before its first key")
     else:
         if not isinstance(value, dict):
             return Pick(path, False, f"a JSON {_kind(value)}, not an object")

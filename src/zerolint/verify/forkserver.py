@@ -227,7 +227,8 @@ def run_child(req: dict, req_fd: int, evt_fd: int, spec_fd: int = -1, others: tu
         if spec_fd >= 0:
             try:
                 warmed = child.warm_up(req["env"].get("DS_ACCELERATOR", "cpu"))
-            except Exception:  # noqa: BLE001 - the parent runs its config in a fresh fork instead (warm.py)
+            except BaseException:  # noqa: BLE001 - the parent runs its config in a fresh fork instead (warm.py),
+                # which also reports an op the warm-up stopped at (opguard.OpNotBuilt, a BaseException) as needs-op
                 code = WARM_UP_FAILED
                 raise  # (printed to the child's log below)
             with os.fdopen(spec_fd, "rb") as f:

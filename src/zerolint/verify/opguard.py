@@ -13,7 +13,10 @@ child (and in the warm server, before it forks):
   happen inside the run: `OpNotBuilt` stops the run instead, and the parent builds the op in its build phase and
   runs the config again (runner.py, warm.py);
 - torch's `FileBaton.wait`: a run that would wait for another process's build of the op (the lock in its
-  directory) stops the same way, so that a lock wait is never inside the clock either.
+  directory) stops the same way, so that a lock wait is never inside the clock either. torch takes that lock on
+  every load, built or not, to ask ninja; a guarded holder never builds (it stops instead), so a lock released
+  within LOCK_GRACE_S was only such a check (two runs loading one op at once: the pool's warm-ups): the waiter
+  then asks ninja itself, holding the lock, and goes on when the op is current.
 
 The stop is armed only where the parent can build (GUARD_VAR, set by runner.child_env for runs on this host: the
 single child, the warm runner's forks, torchrun's local ranks); a rank another launcher starts on another host
@@ -26,8 +29,10 @@ config down another path than the user's run would take.
 from __future__ import annotations
 
 import os
+import time
 
 GUARD_VAR = "ZEROLINT_VERIFY_OP_GUARD"
+LOCK_GRACE_S = 10.0  # a lock held longer than this is a build (a no-op check takes well under a second)
 _LOADED: list[str] = []  # this process's loads, in order (a fork starts from the server's, which loads none)
 
 
@@ -47,6 +52,16 @@ def _op_of(build_directory: str) -> str:
     return os.path.basename(os.path.normpath(build_directory))
 
 
+def _stop_unless_current(build_directory: str) -> None:
+    """OpNotBuilt unless the op in `build_directory` is current to the ninja torch runs, on this process's PATH."""
+    from .toolchain import dry_run
+
+    if dry_run(build_directory, pin_path=False) is not True:
+        built = any(n.endswith(".so") for n in os.listdir(build_directory))
+        raise OpNotBuilt(_op_of(build_directory), "out of date (a source, a header or its build command changed "
+                         "since it was built)" if built else "not built yet")
+
+
 def install() -> None:
     """Wrap the op loader (once per process; a fork inherits the wrapped one)."""
     from deepspeed.ops.op_builder.builder import OpBuilder
@@ -61,23 +76,26 @@ def install() -> None:
         return real_load(self, *args, **kwargs)
 
     def run_ninja_build(build_directory, *args, **kwargs):
-        from .toolchain import dry_run
-
         if os.environ.get(GUARD_VAR) != "1":
             return real_ninja(build_directory, *args, **kwargs)
-        current = dry_run(build_directory, pin_path=False)  # the ninja torch runs next, on this process's PATH
-        if current is not True:
-            op = _op_of(build_directory)
-            built = any(n.endswith(".so") for n in os.listdir(build_directory))
-            raise OpNotBuilt(op, "out of date (a source, a header or its build command changed since it was built)"
-                             if built else "not built yet")
+        _stop_unless_current(build_directory)
         return real_ninja(build_directory, *args, **kwargs)
 
     def wait(self, *args, **kwargs):
-        if os.environ.get(GUARD_VAR) == "1" and os.path.exists(self.lock_file_path):
-            raise OpNotBuilt(_op_of(os.path.dirname(self.lock_file_path)),
-                             "another process is building it (its lock is held)")
-        return real_wait(self, *args, **kwargs)
+        if os.environ.get(GUARD_VAR) != "1":
+            return real_wait(self, *args, **kwargs)
+        build_directory = os.path.dirname(self.lock_file_path)
+        deadline = time.monotonic() + LOCK_GRACE_S
+        while time.monotonic() < deadline:
+            mine = file_baton.FileBaton(self.lock_file_path)
+            if mine.try_acquire():  # the holder is gone: was it a check or a build? ask ninja, holding the lock
+                try:
+                    _stop_unless_current(build_directory)
+                finally:
+                    mine.release()
+                return None  # current: torch imports the built op, as after its own wait
+            time.sleep(0.05)
+        raise OpNotBuilt(_op_of(build_directory), "another process is building it (its lock is held)")
 
     load._zerolint_guard = True
     OpBuilder.load = load
