@@ -55,6 +55,11 @@ def S(desc, default=None, nullable=None, **kw):
     return _scalar("string", desc, default, nullable, kw)
 
 
+# The readers of data_efficiency.data_sampling.curriculum_learning, which DeepSpeed copies whole and reads key by key
+CURRICULUM_READERS = {"files": ["runtime/data_pipeline/data_sampling/data_sampler.py",
+                                "runtime/data_pipeline/curriculum_scheduler.py"],
+                      "constants": ["runtime/data_pipeline/constants.py"]}
+TRUTHY = {"x-zerolint-truthy": True}  # DeepSpeed tests the value for truth (`if value:`), whatever its type
 CI = {"x-zerolint-case-insensitive": True}  # DeepSpeed lower()/upper()-cases the value before checking
 
 
@@ -98,8 +103,9 @@ OPTIMIZER_PARAMS = {
         # config.py:69-74 and engine.py:2378-2381, 2486-2492: popped by DeepSpeed before construction
         "adam_w_mode": B("Adam/AdamW only, popped by DeepSpeed: True (the default) gives decoupled weight decay, "
                          "so type \"Adam\" behaves as AdamW unless this is false (engine.py:2486-2492).", True),
+        # read for truth (`if torch_adam:`), so "torch_impl" means true and the string "false" does too
         "torch_adam": B("Adam/AdamW only, popped by DeepSpeed: use torch.optim.Adam/AdamW instead of "
-                        "FusedAdam/DeepSpeedCPUAdam (engine.py:2378-2381).", False),
+                        "FusedAdam/DeepSpeedCPUAdam (engine.py:2378-2381).", False, **TRUTHY),
         # Not deprecated but rejected: listed so that it is not an "unknown" key; ZL603 reports it.
         "max_grad_norm": N("Not an optimizer argument for DeepSpeed: use top-level gradient_clipping. Warned at "
                            "parse (config.py:723-730) and rejected at init for any value (engine.py:2481-2485).",
@@ -461,9 +467,15 @@ TOP_LEVEL = {
             "curriculum_learning": LAX("Curriculum learning; when enabled curriculum_metrics is required "
                                        "(data_pipeline/config.py:87-89), other keys are copied through.", {
                                            "enabled": B("Enable curriculum learning.", False),
-                                           "curriculum_metrics": {"description": "Metric definitions.",
-                                                                  "type": "object"},
-                                       }),
+                                           "curriculum_metrics": {
+                                               "description": "Metric definitions, by the metric's name.",
+                                               "type": "object",
+                                               # any name: each is one metric's scheduler config
+                                               "additionalProperties": LAX(
+                                                   "One metric's curriculum (curriculum_scheduler.py).", {},
+                                                   **{"@read_by": CURRICULUM_READERS}),
+                                           },
+                                       }, **{"@read_by": CURRICULUM_READERS}),
             "dynamic_batching": LAX("Dynamic batching (data_pipeline/config.py:95-112).", {
                 "enabled": B("Enable dynamic batching.", False),
                 "max_tokens": I("Token budget per batch (required when enabled).", None),
@@ -481,7 +493,8 @@ TOP_LEVEL = {
             "enabled": B("Enable data routing.", False),
             "random_ltd": LAX("Random layerwise token dropping (keys copied through).", {
                 "enabled": B("Enable random-LTD.", False),
-            }),
+            }, **{"@read_by": {"files": ["runtime/data_pipeline/data_routing", "runtime/engine.py"],
+                               "constants": ["runtime/data_pipeline/constants.py"]}}),
         }),
     }),
     # autotuning/config.py:10-94, autotuning/constants.py:43-125 (identical keys 0.16.9 .. 0.19.8)

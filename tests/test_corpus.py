@@ -16,7 +16,9 @@ from zerolint.pipeline import lint_path
 def test_corpus_findings_snapshot(corpus_files):
     lines = []
     for path in corpus_files:
-        result = lint_path(str(path), Settings(deepspeed_version="0.19.8"))
+        # the monitors' packages as a training machine without them (ZL913), whatever this environment holds
+        result = lint_path(str(path), Settings(deepspeed_version="0.19.8", packages=dict.fromkeys(
+            ("tensorboard", "wandb", "comet_ml"))))
         for d in result.diagnostics:
             assert d.code != "ZL000", f"{path.name}: {d.message}"
             lines.append(f"{path.name}:{d.line}:{d.column} {d.severity.value} {d.code} {d.pointer}")

@@ -146,13 +146,14 @@ config fails the run (exit 1); `show_info`: show info
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
 
-    _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "select", "ignore", "severity",
+    _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "torch_version", "select", "ignore", "severity",
                "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline", "training_args",
                "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename",
                "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include", "fail_on_skipped")
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
+                 torch_version: str | None = None,
                  ignore: tuple[str, ...] = (), severity: tuple[tuple[str, str], ...] = (), fail_on: str | None = None,
                  limits: Limits | None = None, caps: tuple[int | None, int | None] = (None, None),
                  isolated: bool = False, config_file: str | None = None, baseline: str | None = None,
@@ -168,6 +169,7 @@ config fails the run (exit 1); `show_info`: show info
         self._set("target", target)
         self._set("world_size", world_size)
         self._set("deepspeed_version", deepspeed_version)
+        self._set("torch_version", torch_version)
         self._set("select", select)
         self._set("ignore", ignore)
         self._set("severity", severity)
@@ -269,7 +271,8 @@ class Pipeline:
         o = options
         self.project = Project({"select": list(o.select), "ignore": list(o.ignore), "severity": dict(o.severity),
                                 "target": o.target, "world-size": o.world_size,
-                                "deepspeed-version": o.deepspeed_version, "fail-on": o.fail_on,
+                                "deepspeed-version": o.deepspeed_version, "torch-version": o.torch_version,
+                                "fail-on": o.fail_on,
                                 "baseline": o.baseline}, config_path=o.config_file, isolated=o.isolated)
         from .rules.ruleset import RuleSet
 

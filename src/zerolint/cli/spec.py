@@ -48,6 +48,9 @@ CHECK_OPTIONS = (
         help="Data-parallel world size the job runs with (enables the batch-size equation)."),
     Opt(("--deepspeed-version",), "deepspeed_version", metavar="X.Y.Z",
         help="DeepSpeed version to check against [default: the installed one, else 0.19.8]."),
+    Opt(("--torch-version",), "torch_version", metavar="X.Y",
+        help="The training machine's torch version, for the rules that depend on it (where torch is not installed "
+             "here: CI, pre-commit) [default: the installed one, else unknown]."),
     Opt(("--fail-on",), "fail_on", "choice", choices=LEVELS,
         help="Exit 1 when a finding at or above this severity is reported [default: error]."),
     Opt(("--select",), "select", multiple=True,
@@ -193,11 +196,12 @@ def build_options(files: tuple[str, ...], kw: dict):
     from ..pipeline import Options
     from ..report.cap import MAX_PER_FILE, MAX_PER_REPORT
 
-    if kw["deepspeed_version"] is not None:
-        try:
-            Version(kw["deepspeed_version"])
-        except ValueError as e:
-            raise OptionError(str(e), "--deepspeed-version") from None
+    for dest, flag in (("deepspeed_version", "--deepspeed-version"), ("torch_version", "--torch-version")):
+        if kw[dest] is not None:
+            try:
+                Version(kw[dest])
+            except ValueError as e:
+                raise OptionError(str(e), flag) from None
     overrides = parse_severity_overrides(kw["severity_overrides"])
     memory = _memory_settings(kw["params"], kw["model_config"], kw["gpu_memory"], kw["host_memory"],
                               kw["gpus_per_node"])
@@ -207,7 +211,7 @@ def build_options(files: tuple[str, ...], kw: dict):
             MAX_PER_REPORT if kw["max_findings"] is None else kw["max_findings"])
     return Options(
         files=tuple(files), exclude=tuple(kw["exclude"]), target=kw["target"], world_size=kw["world_size"],
-        deepspeed_version=kw["deepspeed_version"], select=tuple(split_codes(kw["select"])),
+        deepspeed_version=kw["deepspeed_version"], torch_version=kw["torch_version"], select=tuple(split_codes(kw["select"])),
         ignore=tuple(split_codes(kw["ignore"])), severity=tuple(overrides.items()), fail_on=kw["fail_on"],
         limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],

@@ -561,7 +561,9 @@ def plan_from_view(view, model: ModelSpec | None = None) -> Plan:
         else:
             plan.optimizer_state_bytes, plan.optimizer_desc = 8, f"{opt_type}: assumed 2 fp32 buffers"
             notes.append(f"optimizer {opt_type!r} is not one zerolint knows; assumed 8 bytes of state per parameter")
-        plan.torch_adam = name in ("adam", "adamw") and params.get("torch_adam") is True
+        # DeepSpeed tests torch_adam for truth: "torch_impl" selects torch's Adam too ("auto" is no value yet)
+        plan.torch_adam = name in ("adam", "adamw") and bool(params.get("torch_adam")) and params.get(
+            "torch_adam") != "auto"
         if name in ("adam", "adamw") and params.get("fp32_optimizer_states") is False and off_opt != "none":
             plan.optimizer_state_bytes = 4
             plan.optimizer_desc = f"{opt_type}: 2 16-bit moments (fp32_optimizer_states false)"

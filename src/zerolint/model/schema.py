@@ -193,13 +193,20 @@ class Schema:
         if obj is None or node.kind != OBJECT:
             return
         props = obj.get("properties", {})
-        strict = obj.get("additionalProperties") is False
+        extra = obj.get("additionalProperties")
+        strict = extra is False
+        read = obj.get("x-zerolint-code-reads", {})
         for m in node.members or ():
             sub = props.get(m.key)
+            if sub is None and isinstance(extra, dict):  # a map (curriculum_metrics: any name, one schema)
+                self._walk_value(m.value, extra, issues, skip, node.pointer)
+                continue
+            if sub is None and m.key in read:
+                continue  # not in a model, but DeepSpeed's code reads it from this dict (scripts/code_reads.py)
             if sub is None:
                 issues.append(SchemaIssue("unknown-key", m.pointer, m.value, node.pointer,
                                           unknown="rejected" if strict else obj.get("x-zerolint-unknown", "ignored"),
-                                          known_keys=tuple(props)))
+                                          known_keys=tuple(props) + tuple(read)))
                 continue
             sub_r = self.resolve(sub)
             if isinstance(sub_r, dict) and "x-zerolint-removed-in" in sub_r:
@@ -268,6 +275,9 @@ class Schema:
             coerces = tuple(s["x-zerolint-coerces"])
         if s is False or "not" in s and s["not"] == {}:
             return ("type", "nothing (this key is not accepted)")
+        if s.get("x-zerolint-truthy") and node.kind != BOOL:
+            # read with `if value:`, not validated: any value works, as Python's truth of it
+            return ("truthy", json.dumps(bool(node.to_python())))
         for sub in s.get("allOf", ()):
             r = self.mismatch(node, sub, coerces)
             if r is not None:

@@ -110,6 +110,15 @@ def installed_version(dist: str) -> str | None:
         return None
 
 
+def package_version(settings, dist: str) -> str | None:
+    """A distribution's version on the training machine: Settings.packages where it names `dist` (None there: not
+    installed), else this environment's metadata (installed_version)."""
+    known = getattr(settings, "packages", None)
+    if known is not None and dist in known:
+        return known[dist]
+    return installed_version(dist)
+
+
 def installed_torch() -> str | None:
     """The installed torch's version without a local suffix ("2.11.0+cu130" -> "2.11.0"); None when not installed."""
     found = installed_version("torch")

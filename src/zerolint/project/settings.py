@@ -10,6 +10,7 @@ merge, the command line winning per code.
     target = "hf"                      # deepspeed | hf | accelerate | auto
     world-size = 8
     deepspeed-version = "0.19.8"
+    torch-version = "2.11"             # the training machine's torch (default: the installed one)
     fail-on = "warning"                # error | warning | info
     select = ["ALL"]
     ignore = ["ZL103"]
@@ -57,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     "target": "auto",
     "world-size": None,
     "deepspeed-version": None,
+    "torch-version": None,
     "fail-on": "error",
     "exclude": [],
     "include": [],
@@ -67,7 +69,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 # Settings fields that come from the config file (or the file being linted); the others are shared by every file.
-RESOLVED = ("target", "deepspeed_version", "world_size", "training_args", "accelerate")
+RESOLVED = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "torch_version")
 
 
 class ConfigError(Exception):
@@ -186,6 +188,7 @@ VALIDATORS: dict[str, Callable[[str, str, Any], Any]] = {
     "target": _choice(TARGETS),
     "world-size": _world_size,
     "deepspeed-version": _version,
+    "torch-version": _version,
     "fail-on": _choice(LEVELS),
     "exclude": _str_list,
     "include": _str_list,
@@ -372,7 +375,7 @@ class Resolved(Record):
         from ..model.view import Settings
 
         return Settings(target=self.values["target"], deepspeed_version=self.values["deepspeed-version"],
-                        world_size=self.values["world-size"], **extra)
+                        world_size=self.values["world-size"], torch_version=self.values["torch-version"], **extra)
 
     def ignored_here(self) -> list[str]:
         """Codes ignored for this file by per-file-ignores."""

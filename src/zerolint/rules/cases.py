@@ -9,6 +9,7 @@ Each file holds `[[case]]` tables:
     deepspeed_version = "0.19.8"       # optional
     transformers_version = "5.17.0"    # optional, HF rules (default: the installed one, else the newest known)
     torch_version = "2.11.0"           # optional, rules that depend on torch (default: the installed one)
+    packages = { wandb = "" }          # optional: the training machine's packages ("" = not installed)
     world_size = 8                     # optional
     params = "1.1B"                    # optional, memory rules: model size, GPU and host memory, GPUs per node
     gpu_memory = "24GB"                #   (gpus_per_node defaults to world_size: one node)
@@ -48,6 +49,7 @@ class Case:
     deepspeed_version: str | None = None
     transformers_version: str | None = None  # the HF rules (ZL5xx)
     torch_version: str | None = None  # rules whose verdict depends on torch (ZL612)
+    packages: dict | None = None  # rules that depend on an installed package (ZL913); "" = not installed
     world_size: int | None = None
     training_args: dict | None = None  # a TrainingArguments dump (ZL523)
     accelerate: dict | None = None  # an Accelerate config YAML's content (ZL521)
@@ -76,7 +78,8 @@ class Case:
         return Settings(target=self.target, deepspeed_version=self.deepspeed_version, world_size=self.world_size,
                         transformers_version=self.transformers_version, torch_version=self.torch_version,
                         training_args=training_args, accelerate=accelerate, params=self.params,
-                        gpu_memory=self.gpu_memory, host_memory=self.host_memory, gpus_per_node=self.gpus_per_node)
+                        gpu_memory=self.gpu_memory, host_memory=self.host_memory, gpus_per_node=self.gpus_per_node,
+                        packages=None if self.packages is None else {k: v or None for k, v in self.packages.items()})
 
 
 def load_cases(code: str) -> list[Case]:
@@ -91,7 +94,7 @@ def load_cases(code: str) -> list[Case]:
         unknown = set(raw) - {"name", "kind", "config", "expect", "target", "deepspeed_version", "world_size",
                               "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate", "params",
                               "gpu_memory", "host_memory", "gpus_per_node", "transformers_version",
-                              "torch_version"}
+                              "torch_version", "packages"}
         if unknown:
             raise ValueError(f"{code}.toml: unknown case keys {sorted(unknown)}")
         if raw.get("kind") not in ("bad", "good"):

@@ -152,7 +152,7 @@ class Child:
         m = spec["model"]
         micro, gas = engine.train_micro_batch_size_per_gpu(), engine.gradient_accumulation_steps()
         gen = torch.Generator(device="cpu").manual_seed(4321 + self.rank)
-        step_times, losses = [], []
+        step_times, losses, lrs = [], [], []
         for step in range(1, spec.get("steps", 3) + 1):
             self.progress(f"step {step}", step=step)
             t = time.monotonic()
@@ -165,11 +165,12 @@ class Child:
                 torch.cuda.synchronize()
             step_times.append(round(time.monotonic() - t, 4))
             losses.append(float(loss.detach().float().item()))
+            lrs.append(_first_lr(engine))
         self.result["timings"]["step_s"] = step_times
         self.result["losses"] = losses
         self.result["skipped_steps"] = int(getattr(engine, "skipped_steps", 0) or 0)
         self.progress("inspect")
-        self.result["facts"].update(engine_facts(engine, torch, world))
+        self.result["facts"].update(engine_facts(engine, torch, world), lr_per_step=lrs)
         self._memory()
         self.result["estimates"] = estimates(spec, self.result["facts"], world)
         self.result["listening"] = listening_sockets()
@@ -195,6 +196,14 @@ class Child:
                 mem[f"{label}_peak_allocated_bytes"] = alloc
             else:
                 mem["peak_allocated_bytes"], mem["peak_reserved_bytes"] = alloc, reserved
+
+
+def _first_lr(engine) -> float | None:
+    """The first parameter group's learning rate after a step (what the scheduler set), None when unreadable."""
+    try:
+        return float(engine.get_lr()[0])
+    except Exception:  # noqa: BLE001 - a client optimizer without param groups
+        return None
 
 
 def warm_up(accelerator: str) -> dict:

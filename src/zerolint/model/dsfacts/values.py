@@ -103,6 +103,8 @@ LAX_CHECKED: tuple[tuple[str, str], ...] = (
     ("/pipeline/pipe_partitioned", "initialize"), ("/pipeline/grad_partitioned", "initialize"),
     ("/optimizer/params/", "initialize"), ("/scheduler/params/", "initialize"),
     ("/optimizer/type", "parse"), ("/scheduler/type", "initialize"),
+    # engine.py:1809 `DtypeEnum(grad_accum_dtype)` in the optimizer's sanity check: ValueError for another name
+    ("/data_types/grad_accum_dtype", "initialize"),
 )
 
 # Lax (plain-dict) places where a literal "auto" reaches code that needs a number or a name.

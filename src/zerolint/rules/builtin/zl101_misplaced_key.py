@@ -12,6 +12,8 @@ config makes `deepspeed.initialize` fail (FusedAdam/DeepSpeedCPUAdam take no suc
 key is the top-level `gradient_clipping` (runtime/config.py `get_gradient_clipping`), so that is what the help and
 the (unsafe: clipping changes) fix say (config.py:268-269)."""
 
+import re
+
 from ...base import pointer as jp
 from ...model import edits
 from ..rule import Rule
@@ -50,10 +52,14 @@ def check(view):
                 consequence = f"DeepSpeed rejects it in {view.path(here)} at parse (extra inputs are not permitted)"
             else:
                 consequence = f"DeepSpeed ignores it at {where_here}: {_effect(view, key, home)}"
+            fails_at = "parse" if issue.unknown == "rejected" else None
+            there = _already_there(view, home, key)
+            if there is not None:  # (fp16's loss-scale keys pasted into bf16 as well): a move cannot apply
+                yield _duplicate(view, issue, key, home, there, consequence, fails_at)
+                continue
             move = edits.make_fix(f"move {key} {where_home}", edits.move_member(view.doc, issue.pointer, home))
             yield view.finding(issue.pointer, f"{key} belongs {where_home}; {consequence}",
-                               help=f"move \"{key}\" {where_home}", fixes=edits.fixes(move),
-                               fails_at="parse" if issue.unknown == "rejected" else None)
+                               help=f"move \"{key}\" {where_home}", fixes=edits.fixes(move), fails_at=fails_at)
             continue
         node = issue.node
         if node.kind == "object" and node.members:
@@ -67,6 +73,42 @@ def check(view):
                                    f"{key} wraps {names}, which belong directly {place}; "
                                    f"DeepSpeed does not look inside {key}, so {names} {verb} ignored",
                                    help=f"move {names} out of \"{key}\" and delete \"{key}\"")
+
+
+def _already_there(view, home, key):
+    """The node of `key` in its home section when that section already holds it, else None."""
+    dest = view.doc.node(home) if home else view.root
+    if dest is None or dest.kind != "object":
+        return None
+    member = dest.member(key)
+    return member.value if member is not None else None
+
+
+def _duplicate(view, issue, key, home, there, consequence, fails_at):
+    """`key` is misplaced here and its home already holds it: delete this copy (safe when both say the same;
+    otherwise only the user knows which value was meant, so the fix is unsafe)."""
+    home_name, here = view.path(home) if home else "the top level", issue.section
+    same = _same(view.doc, issue.node, there)
+    delete = edits.make_fix(f"delete {key} from {view.path(here) if here else 'the top level'}",
+                            edits.remove_member(view.doc, issue.pointer), safe=same)
+    if same:
+        note, help_ = (f"{home_name} already holds {key} with the same value",
+                       f"delete \"{key}\" here ({home_name} keeps it)")
+    else:
+        note, help_ = (f"{home_name} already holds {key} = {there.raw}, this copy says {issue.node.raw}",
+                       f"delete \"{key}\" here, and set {home_name}'s {key} to {issue.node.raw} if that is the "
+                       "value you meant")
+    where = f"inside {home_name}" if home else "at the top level"
+    return view.finding(issue.pointer, f"{key} belongs {where}; {consequence}; {note}", help=help_,
+                        fixes=edits.fixes(delete), fails_at=fails_at)
+
+
+def _same(doc, a, b) -> bool:
+    """Whether two values say the same: scalars as read; objects and lists by their text less whitespace (no deep
+    walk, which a document nested thousands deep would make recursive)."""
+    if a.kind in ("object", "array") or b.kind in ("object", "array"):
+        return re.sub(r"\s+", "", doc.text[a.start:a.end]) == re.sub(r"\s+", "", doc.text[b.start:b.end])
+    return a.kind == b.kind and a.value == b.value
 
 
 def _max_grad_norm(view, pointer):

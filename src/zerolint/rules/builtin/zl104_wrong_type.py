@@ -3,7 +3,8 @@ string, an object where it needs a list. In the sections DeepSpeed validates (Ze
 the config is rejected at parse; in the plain-dict sections the value reaches code that fails later (a string
 batch size crashes the batch arithmetic at parse, a string `gradient_clipping` the first step). Where
 pydantic's lax mode silently converts the value (`"true"` for a boolean, `"3"` for an integer), the config
-works but does not say what it means: a warning."""
+works but does not say what it means: a warning. So is a value DeepSpeed only tests for truth (`if torch_adam:`):
+any value works, as Python's truth of it ("torch_impl" and even "false" mean true)."""
 
 from ...model import edits
 from ..rule import Rule
@@ -17,6 +18,7 @@ RULE = Rule(
     fixable="safe",
 )
 
+FALSE_WORDS = {"false", "0", "no", "off", "n", "f", "none", "null", ""}  # strings a reader takes for false
 KIND = {"string": "a string", "number": "a number", "boolean": "a boolean", "null": "null", "object": "an object",
         "array": "a list"}
 
@@ -28,13 +30,25 @@ def check(view):
         if view.is_placeholder(node):
             continue  # a template placeholder: ZL010
         kind = KIND.get(node.kind, node.kind)
-        shown = f"{node.raw} ({kind})" if node.raw and len(node.raw) <= 40 else kind
+        shown = f"{node.raw} ({kind})" if node.raw and len(node.raw) <= 40 and node.raw != kind else kind
         if issue.kind == "type":
             outcome = view.invalid_value(issue.pointer)
             yield view.finding(issue.pointer,
                                f"{view.path(issue.pointer)} is {shown}, expected "
                                f"{issue.expected}: {outcome.text}", at="value", severity=outcome.severity,
                                help=f"write {issue.expected}", fails_at=outcome.fails_at)
+        elif issue.kind == "truthy":
+            says_false = node.kind == "string" and node.value.strip().lower() in FALSE_WORDS
+            message = (f"{view.path(issue.pointer)} is {shown}; DeepSpeed only tests it for truth, so it means "
+                       f"{issue.expected}")
+            if says_false:  # what it says and what runs differ: only the user knows which was meant
+                yield view.finding(issue.pointer, message + f", not {node.value.strip().lower()}", at="value",
+                                   severity="warning", help="write true to keep what runs, or false for what it says")
+            else:
+                yield view.finding(issue.pointer, message, at="value", severity="warning",
+                                   help=f"write {issue.expected}", fixes=edits.fixes(edits.make_fix(
+                                       f"write {issue.expected}", edits.replace_value(view.doc, node,
+                                                                                      issue.expected))))
         elif issue.kind == "coerced":
             yield view.finding(issue.pointer,
                                f"{view.path(issue.pointer)} is {shown}; DeepSpeed "

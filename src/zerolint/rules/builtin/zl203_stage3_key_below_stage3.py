@@ -24,14 +24,33 @@ def check(view):
     if stage is None or stage >= 3 or z is None:
         return
     where = "ZeRO is off (stage 0)" if stage == 0 else f"ZeRO stage is {stage}"
-    for m in z.members or ():
-        if m.key in STAGE3_ONLY:
-            yield view.finding(m.pointer, f"{m.key} only applies to ZeRO stage 3, but {where}: DeepSpeed ignores it",
-                               help="delete it, or set zero_optimization.stage to 3 if stage 3 was meant",
-                               fixes=edits.fixes(edits.make_fix(f"delete {m.key} (ignored below stage 3)",
-                                                                edits.remove_member(view.doc, m))))
+    found = [m for m in z.members or () if m.key in STAGE3_ONLY]
+    if len(found) == 1:
+        [m] = found
+        yield view.finding(m.pointer, f"{m.key} only applies to ZeRO stage 3, but {where}: DeepSpeed ignores it",
+                           help="delete it, or set zero_optimization.stage to 3 if stage 3 was meant",
+                           fixes=edits.fixes(edits.make_fix(f"delete {m.key} (ignored below stage 3)",
+                                                            edits.remove_member(view.doc, m))))
+    elif found:  # a pasted stage-3 block: one finding for the block, at its first key
+        names = ", ".join(m.key for m in found)
+        yield view.finding(found[0].pointer, f"{len(found)} keys only apply to ZeRO stage 3 ({names}), but {where}: "
+                                             "DeepSpeed ignores them",
+                           help="delete them, or set zero_optimization.stage to 3 if stage 3 was meant",
+                           fixes=edits.fixes(edits.make_fix(f"delete the {len(found)} stage-3 keys",
+                                                            _removals(view.doc, found))))
     opt = view.node("/zero_optimization/offload_optimizer")
     sup = opt.member("super_offload") if opt is not None else None
     if sup is not None and sup.value.value is True:
         yield view.finding(sup.pointer, f"super_offload only applies to ZeRO stage 3, but {where}: DeepSpeed "
                                         "ignores it", help="delete it, or use ZeRO stage 3")
+
+
+def _removals(doc, members):
+    """The edits deleting `members`; those that would overlap an earlier one wait for the fixer's next pass (the
+    finding comes back for what is left)."""
+    out: list = []
+    for m in members:
+        e = edits.remove_member(doc, m)
+        if e is not None and not edits.overlaps(out, e):
+            out.extend(e)
+    return out or None

@@ -17,6 +17,12 @@ one-line log message:
   scheduler fails at initialize instead (ZL611); when the stage or precision is decided at run time, nothing is
   said.
 
+- Values that make the schedule itself wrong, none of which DeepSpeed checks: WarmupCosineLR with `warmup_min_ratio`
+  below 0 starts at a negative learning rate (step 0's ratio is warmup_min_ratio, lr_schedules.py:904-916, and the
+  optimizer then climbs the loss), or with `cos_min_ratio` above 1 rises above the optimizer's lr after warmup
+  (lr_schedules.py:918-927); WarmupLR / WarmupDecayLR with `warmup_max_lr` below `warmup_min_lr` "warm up" downwards
+  (lr_schedules.py:741-760).
+
 Fix for the missing warmup_max_lr (unsafe: it changes the schedule): set it to the optimizer's lr."""
 
 from ...model import edits
@@ -70,6 +76,7 @@ def check(view):
                 f"{floor} for the rest of the run; DeepSpeed only logs a warning",
                 at="value", help="make total_num_steps the whole run's optimizer steps, above warmup_num_steps",
                 fails_at=None)
+    yield from _wrong_values(view, t, params)
     if t == "ReduceLROnPlateau" and view.optimizer_wrapper == "":
         yield view.finding(
             "/scheduler/type",
@@ -79,3 +86,30 @@ def check(view):
             "lr_kwargs={\"metrics\": loss} to engine.step()",
             at="value",
             help="pass the metric through engine.step(lr_kwargs=...), or use another scheduler", fails_at=None)
+
+
+def _wrong_values(view, t, params):
+    """Schedule values DeepSpeed runs without a word although they wreck training."""
+    def value(key):
+        node = params.get(key)
+        number = view.number(node) if node is not None else None
+        return node, number if isinstance(number, (int, float)) and not isinstance(number, bool) else None
+
+    if t == "WarmupCosineLR":
+        node, low = value("warmup_min_ratio")
+        if low is not None and low < 0:
+            yield view.finding(node.pointer, f"warmup_min_ratio is {node.raw}: WarmupCosineLR starts at "
+                               f"{node.raw} x lr, a negative learning rate, so the first steps climb the loss",
+                               at="value", help="write a warmup_min_ratio between 0 and 1 (0 is the default)")
+        node, end = value("cos_min_ratio")
+        if end is not None and end > 1:
+            yield view.finding(node.pointer, f"cos_min_ratio is {node.raw}: after warmup WarmupCosineLR rises to "
+                               f"{node.raw} x lr instead of decaying below the optimizer's lr", at="value",
+                               help="write a cos_min_ratio between 0 and 1 (0.0001 is the default)")
+    if t in ("WarmupLR", "WarmupDecayLR"):
+        low_node, low = value("warmup_min_lr")
+        high_node, high = value("warmup_max_lr")
+        if low is not None and high is not None and high < low:
+            yield view.finding(high_node.pointer, f"warmup_max_lr ({high_node.raw}) is below warmup_min_lr "
+                               f"({low_node.raw}): {t} warms the learning rate down, not up", at="value",
+                               help="swap the two values, or raise warmup_max_lr to the peak learning rate")

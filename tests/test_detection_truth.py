@@ -1,0 +1,102 @@
+"""Detection, round 3 (issue 23): each corrected claim, checked on the real code. Every case is linted by `zerolint
+check` and run by `zerolint verify` on the CPU (DeepSpeed 0.19.8's real initialize and steps, one session for all
+of them): the finding's severity and failure claim must match what the run did."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import test_verify_cpu as cold
+
+ops_built, env = cold.ops_built, cold.env  # the session's op build and the verify environment, shared
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Truth:
+    name: str
+    config: dict
+    findings: list[tuple[str, str, str | None]]  # (code, severity, fails_at) that check must report, exactly
+    status: str  # the run's status: pass | fail
+    facts: dict = field(default_factory=dict)  # engine facts the run must show
+    error_re: str = ""  # for a fail: the error DeepSpeed raised
+
+
+BASE = {"train_micro_batch_size_per_gpu": 2, "steps_per_print": 1000}
+TRUTHS = [
+    # DeepSpeed reads torch_adam with `if torch_adam:` (engine.py:2378-2381): a string picks torch's AdamW
+    Truth("torch_adam_string", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4,
+                                                                                  "torch_adam": "torch_impl"}}},
+          [("ZL104", "warning", None)], "pass", {"optimizer_inner": "AdamW"}),
+    Truth("torch_adam_false_string", {**BASE, "optimizer": {"type": "Adam", "params": {"lr": 1e-4,
+                                                                                       "torch_adam": "false"}}},
+          [("ZL104", "warning", None)], "pass", {"optimizer_inner": "AdamW"}),
+    # engine.py:1809: DtypeEnum("float8") raises in the optimizer's sanity check
+    Truth("grad_accum_dtype_float8", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4,
+                                                                                        "torch_adam": True}},
+                                      "data_types": {"grad_accum_dtype": "float8"}},
+          [("ZL105", "error", "initialize")], "fail", error_re="'float8' is not a valid DtypeEnum"),
+    # lr_schedules.py:904-916: step 0's ratio is warmup_min_ratio, so the first learning rate is negative
+    Truth("cosine_negative_start", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-3,
+                                                                                      "torch_adam": True}},
+                                    "scheduler": {"type": "WarmupCosineLR", "params": {
+                                        "total_num_steps": 5000, "warmup_num_steps": 100, "warmup_type": "linear",
+                                        "warmup_min_ratio": -0.1, "cos_min_ratio": 1.5}}},
+          [("ZL610", "warning", None), ("ZL610", "warning", None)], "pass",
+          {"lr_per_step": lambda lrs: lrs[0] < 0}),
+    # lr_schedules.py:741-760: a "warm-up" from 1e-3 down to 1e-5
+    Truth("warmup_downwards", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "torch_adam": True}},
+                               "scheduler": {"type": "WarmupLR", "params": {
+                                   "warmup_min_lr": 1e-3, "warmup_max_lr": 1e-5, "warmup_num_steps": 10,
+                                   "warmup_type": "linear"}}},
+          [("ZL610", "warning", None)], "pass", {"lr_per_step": lambda lrs: lrs[2] < lrs[0]}),
+    # monitor/utils.py:19-26: rank 0 imports wandb at initialize (the test environment has no wandb)
+    Truth("wandb_missing", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
+                            "wandb": {"enabled": True, "project": "p"}},
+          [("ZL913", "warning", None)], "fail", error_re="No module named 'wandb'"),
+]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, env):
+    d = tmp_path_factory.mktemp("truth")
+    paths = []
+    for t in TRUTHS:
+        p = d / f"{t.name}.json"
+        p.write_text(json.dumps(t.config, indent=2) + "\n")
+        paths.append(str(p))
+    check = subprocess.run([sys.executable, "-m", "zerolint", "check", "--target", "deepspeed", "--format", "json",
+                            "--show-info", *paths], capture_output=True, text=True, env=env, cwd=d, timeout=300)
+    findings = json.loads(check.stdout)["diagnostics"]
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", *paths, "--cpu", "--no-cache", "--target",
+                        "deepspeed", "--format", "json", "-q"], capture_output=True, text=True, env=env, cwd=d,
+                       timeout=1500)
+    try:
+        verified = {Path(v["file"]).stem: v for v in json.loads(p.stdout)["verify"]}
+    except ValueError:
+        raise AssertionError(f"no JSON report (exit {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
+    by_file: dict[str, list] = {}
+    for f in findings:
+        by_file.setdefault(Path(f["file"]).stem, []).append(f)
+    return by_file, verified
+
+
+@pytest.mark.deepspeed
+@pytest.mark.parametrize("truth", TRUTHS, ids=[t.name for t in TRUTHS])
+def test_the_claim_is_what_the_run_does(runs, truth):
+    by_file, verified = runs
+    got = sorted((f["code"], f["severity"], f.get("fails_at")) for f in by_file.get(truth.name, [])
+                 if f["severity"] != "info")
+    assert got == sorted(truth.findings)
+    run = verified[truth.name]["runs"][0]
+    assert run["status"] == truth.status, run.get("error")
+    if truth.error_re:
+        assert re.search(truth.error_re, run["error"]["message"]), run["error"]
+    for key, value in truth.facts.items():
+        assert value(run["facts"][key]) if callable(value) else run["facts"][key] == value, run["facts"]
