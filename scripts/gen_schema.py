@@ -610,9 +610,8 @@ class Builder:
             out["x-zerolint-unknown"] = {"lax": "ignored", "init": "rejected_at_init"}[section]
             out["x-zerolint-section"] = path
         if "@read_by" in node:  # a dict handed on whole: the keys its readers take from it (scripts/code_reads.py)
-            from code_reads import code_reads
-
             import deepspeed
+            from code_reads import code_reads
             reads = code_reads(Path(deepspeed.__file__).resolve().parent, node["@read_by"]["files"],
                                node["@read_by"].get("constants", []))
             out["x-zerolint-code-reads"] = {k: v for k, v in reads.items() if k not in out.get("properties", {})}

@@ -66,8 +66,9 @@ def assert_agree(args):
         assert fast == click_reading(args), args
 
 
-VALUES = {"formats": "json", "outputs": "report.txt", "target": "hf", "world_size": "4", "deepspeed_version": "0.14.0", "torch_version": "2.11",
-          "fail_on": "warning", "select": "ZL2,ZL301", "ignore": "ZL101", "severity_overrides": "ZL401=warning",
+VALUES = {"formats": "json", "outputs": "report.txt", "target": "hf", "world_size": "4", "deepspeed_version": "0.14.0",
+          "torch_version": "2.11", "fail_on": "warning", "select": "ZL2,ZL301", "ignore": "ZL101",
+          "severity_overrides": "ZL401=warning",
           "stdin_filename": "cfg.json", "max_bytes": "1000", "max_depth": "5000", "max_values": "50",
           "exclude": "*.yaml", "include": "c/*",
           "max_findings_per_file": "0", "max_findings": "7", "config_file": "ds.json", "baseline": "base.json",

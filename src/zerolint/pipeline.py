@@ -146,10 +146,11 @@ config fails the run (exit 1); `show_info`: show info
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
 
-    _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "torch_version", "select", "ignore", "severity",
-               "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline", "training_args",
-               "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color", "stdin_filename",
-               "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include", "fail_on_skipped")
+    _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "torch_version", "select", "ignore",
+               "severity", "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline",
+               "training_args", "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color",
+               "stdin_filename", "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include",
+               "fail_on_skipped")
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),

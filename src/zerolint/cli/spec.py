@@ -211,7 +211,8 @@ def build_options(files: tuple[str, ...], kw: dict):
             MAX_PER_REPORT if kw["max_findings"] is None else kw["max_findings"])
     return Options(
         files=tuple(files), exclude=tuple(kw["exclude"]), target=kw["target"], world_size=kw["world_size"],
-        deepspeed_version=kw["deepspeed_version"], torch_version=kw["torch_version"], select=tuple(split_codes(kw["select"])),
+        deepspeed_version=kw["deepspeed_version"], torch_version=kw["torch_version"],
+        select=tuple(split_codes(kw["select"])),
         ignore=tuple(split_codes(kw["ignore"])), severity=tuple(overrides.items()), fail_on=kw["fail_on"],
         limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
