@@ -95,8 +95,9 @@ def test_the_claim_is_what_the_run_does(runs, truth):
                  if f["severity"] != "info")
     assert got == sorted(truth.findings)
     run = verified[truth.name]["runs"][0]
-    assert run["status"] == truth.status, run.get("error")
+    assert run["status"] == truth.status, run.get("failure")
     if truth.error_re:
-        assert re.search(truth.error_re, run["error"]["message"]), run["error"]
+        assert re.search(truth.error_re, run["failure"]["message"]), run["failure"]
+        assert run["failure"]["stage"] == "initialize", run["failure"]
     for key, value in truth.facts.items():
         assert value(run["facts"][key]) if callable(value) else run["facts"][key] == value, run["facts"]
