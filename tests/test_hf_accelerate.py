@@ -181,7 +181,8 @@ def test_target_auto_names_the_consumer_and_raw_deepspeeds_verdict(tmp_path):
     (tmp_path / "ds.json").write_text('{"train_batch_size": "auto", "zero_optimization": {"stage": 2}}\n')
     rc, diags = _diags("--deepspeed-version", "0.19.8", "--select", "ZL504,ZL501", "ds.json", cwd=tmp_path)
     assert rc == 0
-    assert [(d["code"], d["severity"], d["line"], d["column"]) for d in diags] == [("ZL504", "info", 1, 22)]
+    # raw DeepSpeed would crash on it: a warning, not a hidden info
+    assert [(d["code"], d["severity"], d["line"], d["column"]) for d in diags] == [("ZL504", "warning", 1, 22)]
     assert diags[0]["message"].startswith("checked as the HF Trainer reads it (transformers ")
     assert diags[0]["message"].endswith(" assumed), because the file holds 1 \"auto\" value; passed to "
                                         "deepspeed.initialize directly, DeepSpeed 0.19.8 fails at parse "
@@ -189,3 +190,41 @@ def test_target_auto_names_the_consumer_and_raw_deepspeeds_verdict(tmp_path):
                                         "instances of 'str' and 'int')")
     rc, diags = _diags("--target", "deepspeed", "--select", "ZL504,ZL501", "ds.json", cwd=tmp_path)
     assert rc == 1 and [d["code"] for d in diags] == ["ZL501"]
+
+
+def test_an_explicit_target_wins_over_a_yaml_in_the_same_run_and_its_reading_is_added():
+    """`--target deepspeed` for a JSON that an Accelerate YAML of the same run names: the file is checked as asked
+    (the YAML's reading used to replace it silently: 3 errors alone, 0 together), and what the YAML's reading finds
+    besides comes with the route in its message."""
+    ds = str(ACC / "ds_zero2.json")
+    _, alone = _diags(ds, "--target", "deepspeed")
+    rc, together = _diags(str(ACC / "accelerate_conflicts.yaml"), ds, "--target", "deepspeed")
+    in_ds = [(d["code"], d["pointer"]) for d in together if d["file"] == ds]
+    assert [(d["code"], d["pointer"]) for d in alone] == [("ZL501", "/train_micro_batch_size_per_gpu"),
+                                                          ("ZL501", "/gradient_accumulation_steps"),
+                                                          ("ZL501", "/gradient_clipping")]
+    assert rc == 1 and in_ds == [("ZL501", "/train_micro_batch_size_per_gpu"),
+                                 ("ZL501", "/gradient_accumulation_steps"), ("ZL501", "/gradient_clipping"),
+                                 ("ZL521", "/bf16/enabled")]
+    [added] = [d for d in together if d["file"] == ds and d["code"] == "ZL521"]
+    assert added["message"].endswith(f"(as `accelerate launch` reads it through {ACC / 'accelerate_conflicts.yaml'})")
+
+
+def test_a_yamls_config_file_is_looked_for_where_a_launch_starts_and_the_places_are_named(tmp_path):
+    """`accelerate launch --config_file configs/accelerate/a.yaml` typed at the repository's root opens
+    `configs/ds.json` from there: found; a missing one names every place it was looked for."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "configs" / "accelerate").mkdir(parents=True)
+    shutil.copy(ACC / "ds_zero2.json", repo / "configs" / "ds.json")
+    yaml = (ACC / "accelerate_ok.yaml").read_text().replace("deepspeed_config_file: ds_zero2.json",
+                                                            "deepspeed_config_file: configs/ds.json")
+    (repo / "configs" / "accelerate" / "a.yaml").write_text(yaml)
+    rc, diags = _diags("configs/accelerate/a.yaml", cwd=repo)
+    assert rc == 0 and [d["code"] for d in diags if d["code"] == "ZL524"] == []
+    (repo / "configs" / "ds.json").unlink()
+    rc, diags = _diags("configs/accelerate/a.yaml", cwd=repo)
+    [missing] = [d for d in diags if d["code"] == "ZL524"]
+    assert missing["message"] == ("deepspeed_config_file 'configs/ds.json' does not exist (looked from where a launch "
+                                  "can start: the repository root .; the YAML's directory configs/accelerate); "
+                                  "Accelerate fails with FileNotFoundError")

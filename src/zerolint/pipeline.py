@@ -68,7 +68,7 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
     """Results for an Accelerate config YAML: its own findings (located in the YAML) and, when it names a
     DeepSpeed config file, that file linted with target `accelerate`."""
     from .base.record import replace
-    from .integrations.hf import NOT_CHECKED, read_accelerate_yaml, resolve_ds_file
+    from .integrations.hf import NOT_CHECKED, launch_dirs, read_accelerate_yaml, resolve_ds_file
     from .model.trainer import PLUGIN_TO_POINTER, REJECTED_WITH_FILE, ds_key
     from .rules.engine_rules import ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID
 
@@ -113,9 +113,11 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
 
     ds_path = resolve_ds_file(path, name)
     if ds_path is None:
+        tried = ("; ".join(f"{what} {_shown_dir(d)}" for what, d in launch_dirs(path)) if not os.path.isabs(name)
+                 else "as written")
         report(ACCELERATE_FILE_MISSING, cfg.spans.get("deepspeed_config.deepspeed_config_file", (0, 1)),
-               f"deepspeed_config_file {name!r} does not exist (looked in {os.path.dirname(path) or '.'} and the "
-               "working directory); Accelerate fails with FileNotFoundError", "fix the path",
+               f"deepspeed_config_file {name!r} does not exist (looked from where a launch can start: {tried}); "
+               "Accelerate fails with FileNotFoundError", "fix the path",
                pointer="/deepspeed_config/deepspeed_config_file")
         return [result()]
     shown = os.path.relpath(ds_path) if not os.path.isabs(name) else ds_path
@@ -386,7 +388,7 @@ class Pipeline:
                 run.results.extend(self.lint_one(path))
             except UnreadableFile as e:
                 run.unreadable.append(str(e))
-        run.results = _once(run.results)
+        run.results = _once(run.results, explicit=self.options.target not in (None, "auto"))
         return run
 
     # -- fix ----------------------------------------------------------------------------------------------------------
@@ -555,10 +557,16 @@ def _fixable_text(data: bytes, limits: Limits) -> str | None:
 
 
 
-def _once(results: list[Result], prefer_named: bool = True) -> list[Result]:
+def _shown_dir(d: str) -> str:
+    rel = os.path.relpath(d)
+    return "." if rel == "." else rel if not rel.startswith("..") else d
+
+
+def _once(results: list[Result], prefer_named: bool = True, explicit: bool = False) -> list[Result]:
     """Each file once. A DeepSpeed config named directly and through an Accelerate YAML is reported as the YAML's
     (`prefer_named`: target accelerate, as `accelerate launch` reads it), or after --fix as the file that was fixed.
-    Stdin and a file named twice by the same route keep their first result."""
+    With an `explicit` --target the direct reading wins, and what the YAML's reading finds besides is added to it,
+    saying so. Stdin and a file named twice by the same route keep their first result."""
     keep: dict[str, int] = {}
     keys = [None if r.path.startswith("<") else os.path.realpath(r.path) for r in results]
     for i, (r, k) in enumerate(zip(results, keys)):
@@ -566,6 +574,25 @@ def _once(results: list[Result], prefer_named: bool = True) -> list[Result]:
             continue
         if k not in keep:
             keep[k] = i
-        elif ((r.named_by is not None) == prefer_named) and ((results[keep[k]].named_by is not None) != prefer_named):
+            continue
+        kept = results[keep[k]]
+        if explicit and (kept.named_by is None) != (r.named_by is None):
+            direct, named = (kept, r) if kept.named_by is None else (r, kept)
+            _add_other_reading(direct, named)
+            keep[k] = results.index(direct)
+        elif ((r.named_by is not None) == prefer_named) and ((kept.named_by is not None) != prefer_named):
             keep[k] = i
     return [r for i, (r, k) in enumerate(zip(results, keys)) if k is None or keep[k] == i]
+
+
+def _add_other_reading(direct: Result, named: Result) -> None:
+    """The findings of `named` (the file as an Accelerate YAML hands it on) that the direct reading lacks, added to
+    `direct` with the route in their message."""
+    from .base.record import replace
+
+    seen = {(d.code, d.pointer) for d in direct.diagnostics}
+    for d in named.diagnostics:
+        if (d.code, d.pointer) not in seen:
+            route = f" (as `accelerate launch` reads it through {named.named_by})"
+            direct.diagnostics.append(replace(d, file=direct.path, message=d.message + route))
+    direct.diagnostics.sort(key=lambda d: (d.line, d.column))

@@ -103,11 +103,32 @@ def read_accelerate_yaml(path: str, data_bytes: bytes, max_depth: int = 256
 
 
 def resolve_ds_file(yaml_path: str, name: str) -> str | None:
-    """The DeepSpeed config a YAML names: relative to the YAML's directory, then to the working directory."""
+    """The DeepSpeed config a YAML names, where `accelerate launch` would find it (it opens the path as written,
+    from the directory the launch starts in): see launch_dirs."""
     if os.path.isabs(name):
         return name if os.path.isfile(name) else None
-    for base in (os.path.dirname(yaml_path), os.getcwd()):
+    for _, base in launch_dirs(yaml_path):
         candidate = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(candidate):
             return candidate
     return None
+
+
+def launch_dirs(yaml_path: str) -> list[tuple[str, str]]:
+    """(what, directory) for the directories a launch that uses `yaml_path` can start in, most likely first: the
+    repository's root (the nearest directory above the YAML holding .git, where `accelerate launch --config_file
+    configs/a.yaml` is usually typed), the YAML's own directory, and the working directory."""
+    here = os.path.dirname(os.path.abspath(yaml_path))
+    out, d = [], here
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            out.append(("the repository root", d))
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for what, extra in (("the YAML's directory", here), ("the working directory", os.getcwd())):
+        if all(extra != seen for _, seen in out):
+            out.append((what, extra))
+    return out

@@ -3,7 +3,11 @@ HF Trainer and Accelerate fill them. The same file passed to `deepspeed.initiali
 verdict: raw DeepSpeed fills nothing, drops "auto" in its strict sections (the default applies, silently) and keeps
 it elsewhere, where it crashes (ZL501). This finding (info) names the consumer chosen, the transformers version
 assumed, and what raw DeepSpeed would do with the same values, so a reader who runs DeepSpeed directly is not
-misled by a clean HF verdict; `--target deepspeed` checks the file that way."""
+misled by a clean HF verdict; `--target deepspeed` checks the file that way.
+
+The consumer is a guess, so where raw DeepSpeed would crash on the file the note is a warning, not a hidden info:
+a user who copied an HF config into a `deepspeed train.py --deepspeed_config` launch sees that it fails there. Where
+raw DeepSpeed only drops the values, it stays an info."""
 
 
 from ...base.record import replace
@@ -46,5 +50,6 @@ def check(view):
     yield view.finding(node.pointer, f"checked as the HF Trainer reads it (transformers "
                                      f"{transformers_version(view.settings)} assumed), because the file holds {count}; "
                                      f"passed to deepspeed.initialize directly, DeepSpeed {view.version} {verdict}",
-                       at="value", help="if this file is passed to deepspeed.initialize, check it with --target "
-                                        "deepspeed; for the HF Trainer, pass --target hf to silence this note")
+                       at="value", severity="warning" if crashes else None,
+                       help="if this file is passed to deepspeed.initialize, check it with --target "
+                            "deepspeed; for the HF Trainer, pass --target hf to silence this note")
