@@ -34,3 +34,22 @@ def test_the_settings_file_says_it_too_and_the_flag_wins(tmp_path):
 def test_a_bad_version_is_a_usage_error(tmp_path):
     code, err = _codes(tmp_path, "--torch-version", "latest")
     assert code == 2 and "Invalid value for --torch-version: not a version: 'latest'" in err
+
+
+def test_a_deepspeed_version_outside_the_covered_lines_gets_a_note(tmp_path):
+    """`--deepspeed-version 0.12.6` (LLaVA's pin) was accepted silently, with `schema` then printing 0.16's."""
+    (tmp_path / "ds.json").write_text(CONFIG)
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--deepspeed-version", "0.12.6"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert ("zerolint: note: DeepSpeed 0.12.6 is older than the lines zerolint has facts for (0.16 to 0.19): it "
+            "checks with the 0.16 line's schema and facts, so what changed between 0.12 and 0.16 is not known to "
+            "it\n") in p.stderr
+    p = subprocess.run([sys.executable, "-m", "zerolint", "schema", "--deepspeed-version", "0.14.5"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0 and json.loads(p.stdout)["$id"].endswith("deepspeed-0.16.json")
+    assert p.stderr == ("zerolint: note: DeepSpeed 0.14.5 is older than the lines zerolint has facts for (0.16 to "
+                        "0.19): it prints the 0.16 line's schema, so what changed between 0.14 and 0.16 is not known "
+                        "to it\n")
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--deepspeed-version", "0.19.8"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert "note: DeepSpeed" not in p.stderr

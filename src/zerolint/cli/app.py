@@ -279,13 +279,16 @@ def schema_cmd(deepspeed_version) -> None:
     """Print the JSON Schema of the DeepSpeed config (for editors and other validators)."""
     from importlib import resources
 
-    from ..model.versions import Version, schema_line
+    from ..model.versions import Version, coverage_note, schema_line
     from ..model.view import default_deepspeed_version
 
     try:
         version = Version(deepspeed_version or default_deepspeed_version())
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--deepspeed-version") from None
+    note = coverage_note(version, uses="prints the {line} line's schema")
+    if note:
+        click.echo(f"zerolint: note: {note}", err=True)
     name = f"deepspeed-{schema_line(version)}.json"
     click.echo(resources.files("zerolint").joinpath("data", "schemas", name).read_text("utf-8"), nl=False)
 

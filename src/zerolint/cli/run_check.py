@@ -30,6 +30,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         first = pipeline.project.resolve(pipeline.first_path())
     except ConfigError as e:
         _fail(str(e))
+    _note_coverage(first.settings().deepspeed_version)
     known = first.ruleset(pipeline.builtin)  # the built-in rules and the first file's policy rules
     check_rule_codes(list(options.select), "--select", known)
     check_rule_codes(list(options.ignore), "--ignore", known)
@@ -113,3 +114,14 @@ def _write_baseline(pipeline, run, first) -> None:
 def _fail(message: str):
     echo(f"zerolint: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+def _note_coverage(asked: str | None) -> None:
+    """A version asked for (flag or settings) outside the covered lines: say which facts are used, on stderr."""
+    if asked is None:
+        return
+    from ..model.versions import Version, coverage_note
+
+    note = coverage_note(Version(asked))
+    if note:
+        print(f"zerolint: note: {note}", file=sys.stderr)

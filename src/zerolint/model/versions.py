@@ -132,6 +132,18 @@ def torch_version(settings) -> Version | None:
     return Version(found) if found else None
 
 
+def coverage_note(version: Version, uses: str = "checks with the {line} line's schema and facts") -> str | None:
+    """A plain note for a version outside the lines zerolint has facts for (None inside them): which line's facts
+    and schema are used instead."""
+    if version.line in SCHEMA_LINES:
+        return None
+    used = schema_line(version)
+    side = "older" if version < Version(SCHEMA_LINES[0]) else "newer"
+    return (f"DeepSpeed {version.text} is {side} than the lines zerolint has facts for ({SCHEMA_LINES[0]} to "
+            f"{SCHEMA_LINES[-1]}): it {uses.format(line=used)}, so what changed between "
+            f"{version.line} and {used} is not known to it")
+
+
 def schema_line(version: Version) -> str:
     """The schema line that describes `version`: its own, else the nearest one we ship."""
     if version.line in SCHEMA_LINES:
