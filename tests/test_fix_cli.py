@@ -73,7 +73,7 @@ def test_fix_only_and_json_format(tmp_path):
                 cwd=tmp_path)
     out = json.loads(r.stdout)  # the report stays pure JSON; the fix summary goes to stderr
     assert {d["code"] for d in out["diagnostics"]} == {"ZL002", "ZL003"}
-    assert b"Fixed 6 findings in 1 file" in r.stderr
+    assert b"Fixed 2 findings in 1 file (2 remaining)" in r.stderr  # the hjson constructs: one finding
 
 
 def test_unsafe_fixes_alone_counts_them_as_available(tmp_path):

@@ -10,7 +10,10 @@ stops.
 Fixes: deleting a trailing comma, inserting a missing comma, quoting an unquoted key or a quoteless,
 single-quoted or multiline string (with the value hjson reads), removing a byte-order mark and wrapping a
 brace-less root in `{ }` are safe (DeepSpeed reads the same values). Deleting a comment is unsafe: the comment
-is the author's note, and its text is lost."""
+is the author's note, and its text is lost.
+A file with several such constructs gets one finding with their count (one per construct said the same thing N
+times), at the first one the fix rewrites, and one fix for all of them that lose nothing; the comments, if any, are
+reported once more after it, with their own (unsafe) deletion."""
 
 import json
 import re
@@ -52,19 +55,19 @@ def check(view):
     json_stop = None
     if doc.json_error is not None:
         json_stop = doc.position(doc.json_error.offset)
-    first = True
-    for note in doc.notes:
-        if note.kind not in HJSON_ONLY:
-            continue
+    notes = [n for n in doc.notes if n.kind in HJSON_ONLY]
+    if len(notes) > 1:  # one finding for the file, with a count (one per construct says the same N times)
+        yield _together(view, notes, fatal, json_stop)
+        return
+    for note in notes:
         what = WHAT[note.kind]
         if fatal:
             message = f"{what}: {view.consumer} reads the config with json.load, which rejects this"
-            if first and json_stop is not None:
+            if json_stop is not None:
                 message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {doc.json_error.message})"
         else:
             message = (f"{what}: DeepSpeed's hjson reader accepts this, but json.load (HF Trainer, Accelerate) and "
                        "JSON tools reject the file")
-        first = False
         help = HELP.get(note.kind)
         if note.kind == "missing-comma" and note.related:
             line, col = doc.position(note.related[0])
@@ -72,6 +75,43 @@ def check(view):
         yield view.finding(note.pointer, message, span=(note.start, note.end), severity="error" if fatal else None,
                            fails_at="parse" if fatal else None,
                            help=help, fixes=edits.fixes(_fix(view, note)))
+
+
+def _together(view, notes, fatal, json_stop):
+    """One finding for several constructs, at the first: how many of each, and one fix for all that can be
+    rewritten safely (the comments' deletion, unsafe, comes once they are the only ones left)."""
+    doc = view.doc
+    counts: dict[str, int] = {}
+    for n in notes:
+        counts[n.kind] = counts.get(n.kind, 0) + 1
+    summary = ", ".join(f"{c} {PLURAL[k] if c > 1 else WHAT[k].split(' ', 1)[1]}" for k, c in counts.items())
+    [only] = counts if len(counts) == 1 else [None]
+    lead = f"{len(notes)} {PLURAL[only]}" if only else f"{len(notes)} constructs json.load rejects ({summary})"
+    if fatal:
+        message = f"{lead}: {view.consumer} reads the config with json.load, which rejects them"
+        if json_stop is not None:
+            message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {doc.json_error.message})"
+    else:
+        message = (f"{lead}: DeepSpeed's hjson reader accepts them, but json.load (HF Trainer, Accelerate) and "
+                   "JSON tools reject the file")
+    fixes = [(n, f) for n, f in ((n, _fix(view, n)) for n in notes) if f is not None]
+    safe = [(n, f) for n, f in fixes if f.safe]
+    chosen, combined = safe or fixes, []
+    for _, f in chosen:
+        if not edits.overlaps(combined, f.edits):
+            combined.extend(f.edits)
+    what = "delete the comments (their text is lost)" if only == "comment" else (
+        f"rewrite {'them' if len(chosen) == len(notes) else f'{len(chosen)} of them'} as JSON"
+        + ("" if safe else " (deleting the comments: their text is lost)"))
+    fix = edits.make_fix(what, combined or None, safe=bool(safe))
+    # at the first construct the fix rewrites: what it leaves (comments) is reported again elsewhere, not here
+    first = chosen[0][0] if chosen else notes[0]
+    return view.finding(first.pointer, message, span=(first.start, first.end), severity="error" if fatal else None,
+                        fails_at="parse" if fatal else None,
+                        help="JSON has no comments: delete them, or move the notes into keys such as \"_comment\""
+                        if only == "comment" else
+                        "rewrite the file as plain JSON (zerolint check --fix does it where nothing is lost)",
+                        fixes=edits.fixes(fix))
 
 
 def _fix(view, note):
@@ -149,6 +189,13 @@ def _hjson_string(doc, note):
         return None
     return data if isinstance(data, str) and data == node.value else None
 
+
+PLURAL = {
+    "comment": "comments", "trailing-comma": "trailing commas", "missing-comma": "missing commas",
+    "unquoted-key": "unquoted keys", "quoteless-string": "quoteless strings", "single-quote-string":
+    "single-quoted strings", "multiline-string": "hjson multiline strings", "root-braces-omitted":
+    "roots without braces", "bom": "byte-order marks",
+}
 
 HELP = {
     "comment": "JSON has no comments: delete it, or move the note into a key such as \"_comment\"",
