@@ -42,7 +42,11 @@ def main() -> int:
     import deepspeed
     from deepspeed import comm
     from deepspeed.runtime import config as ds_config
-    from deepspeed.runtime.tensor_parallel.init_utils import load_ds_config
+    try:
+        from deepspeed.runtime.tensor_parallel.init_utils import load_ds_config
+    except ImportError:  # before 0.18: initialize hands the path to DeepSpeedConfig, which reads it with hjson itself
+        def load_ds_config(path):
+            return path
 
     # World size 1, as for `zerolint --world-size 1`: the rank/world lookups DeepSpeedConfig makes
     # (runtime/config.py:456-474) answer as a single-process job would (deepspeed-semantics.md §1.3). Nothing

@@ -77,9 +77,10 @@ class DeepSpeedWorker:
     """One `python ds_worker.py` process; `parse_all` streams configs through it (restarting it after a hang or a
     crash, which become verdicts of their own)."""
 
-    def __init__(self, python: str = sys.executable, timeout: float = 60.0) -> None:
+    def __init__(self, python: str = sys.executable, timeout: float = 60.0, source: str | None = None) -> None:
         self.python = python
         self.timeout = timeout  # seconds to wait for one verdict
+        self.source = source  # an unpacked DeepSpeed sdist to import instead of the installed one (an older line)
         self.proc: subprocess.Popen | None = None
         self.version = ""
 
@@ -92,6 +93,8 @@ class DeepSpeedWorker:
     def _start(self) -> None:
         env = {**os.environ, "DS_ACCELERATOR": "cpu", "PYTHONUTF8": "1", "PYTHONHASHSEED": "0",
                "TF_CPP_MIN_LOG_LEVEL": "3"}
+        if self.source is not None:
+            env.update(PYTHONPATH=self.source, DS_BUILD_OPS="0")
         self.proc = subprocess.Popen([self.python, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, encoding="utf-8", bufsize=1, env=env)
         line = self._readline(timeout=120)
@@ -186,16 +189,16 @@ def _verdict(reply: dict) -> Verdict:
 
 
 # -- zerolint's side -----------------------------------------------------------------------------------------------
-def zerolint_settings():
+def zerolint_settings(version: str = DEEPSPEED_VERSION):
     from zerolint.model.view import Settings
 
-    return Settings(target="deepspeed", world_size=1, deepspeed_version=DEEPSPEED_VERSION)
+    return Settings(target="deepspeed", world_size=1, deepspeed_version=version)
 
 
-def lint(data: bytes, name: str = "ds_config.json") -> list:
+def lint(data: bytes, name: str = "ds_config.json", version: str = DEEPSPEED_VERSION) -> list:
     from zerolint.pipeline import lint_bytes
 
-    return lint_bytes(data, name, zerolint_settings()).diagnostics
+    return lint_bytes(data, name, zerolint_settings(version)).diagnostics
 
 
 def fails_at(d: Any) -> str | None:
@@ -297,8 +300,9 @@ def compare(case: Any, verdict: Verdict, diagnostics: list, allow: list[AllowEnt
     return o
 
 
-def run(cases: list, worker: DeepSpeedWorker | None = None, allow: list[AllowEntry] | None = None) -> list[Outcome]:
-    """DeepSpeed's verdict and zerolint's diagnostics for every case, compared."""
+def run(cases: list, worker: DeepSpeedWorker | None = None, allow: list[AllowEntry] | None = None,
+        version: str = DEEPSPEED_VERSION) -> list[Outcome]:
+    """DeepSpeed's verdict and zerolint's diagnostics (checked for DeepSpeed `version`) for every case, compared."""
     allow = load_allowlist() if allow is None else allow
     diags: list[list] = []
     seconds: list[float] = []
@@ -306,7 +310,7 @@ def run(cases: list, worker: DeepSpeedWorker | None = None, allow: list[AllowEnt
     def lint_all() -> None:
         for c in cases:
             t = time.perf_counter()
-            diags.append(lint(c.data))
+            diags.append(lint(c.data, version=version))
             seconds.append(time.perf_counter() - t)
 
     own = worker is None

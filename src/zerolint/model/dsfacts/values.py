@@ -105,6 +105,12 @@ LAX_CHECKED: tuple[tuple[str, str], ...] = (
     ("/optimizer/type", "parse"), ("/scheduler/type", "initialize"),
     # engine.py:1809 `DtypeEnum(grad_accum_dtype)` in the optimizer's sanity check: ValueError for another name
     ("/data_types/grad_accum_dtype", "initialize"),
+    # a plain dict before the 0.18 line: `2**initial_scale_power` (0.16.9 config.py:213) raises TypeError at parse
+    # for a list or a string (from 0.18 the pydantic fp16 model rejects it first)
+    ("/fp16/initial_scale_power", "parse"),
+    # before 0.19.8 (which removed the block): a mode outside the five raises NotImplementedError at parse
+    # (0.18.9 config.py:243-257)
+    ("/sparse_attention/mode", "parse"),
 )
 
 # Lax (plain-dict) places where a literal "auto" reaches code that needs a number or a name.

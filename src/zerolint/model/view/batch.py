@@ -115,8 +115,17 @@ class BatchFacet(ViewCore):
         ZeroDivisionError for 0, as in DeepSpeed. None when the world size is unknown."""
         world: Any = self.world_size
         sp = self.node(SEQUENCE_PARALLEL)
-        if world is not None and sp is not None and self.since(">=0.17.0"):
-            world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
+        # before 0.18 initialize hands the file's path to DeepSpeedConfig, which tests `"sequence_parallel_size" in
+        # config` on the path string: a file config never divides (0.17.6 __init__.py:188, config.py:679)
+        if world is not None and sp is not None and self.since(">=0.18.0"):
+            try:
+                world = world / (self.number(sp) if sp.kind == NUMBER else sp.to_python())
+            except (TypeError, ZeroDivisionError):
+                if self.since(">=0.19.3"):
+                    raise
+                # 0.18.0-0.19.2 wrap the division in `except Exception` and fall back to a world size of 1
+                # (0.18.9 config.py:668-686; 0.19.3 narrowed it to RuntimeError/AssertionError/AttributeError)
+                return 1
             if isinstance(world, float) and world.is_integer():
                 world = int(world)
         return world

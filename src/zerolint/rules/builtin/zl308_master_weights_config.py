@@ -38,6 +38,8 @@ def check(view):
     fp16m_ptr = "/fp16/fp16_master_weights_and_grads"
     bf16m_ptr, bf16s_ptr = f"{bsec}/bf16_master_weights_and_grads", f"{bsec}/bf16_optimizer_states"
     fp16m, bf16m, bf16s = _flag(view, fp16m_ptr), _flag(view, bf16m_ptr), _flag(view, bf16s_ptr)
+    if not view.since(">=0.18.0"):  # no code of 0.16.9 or 0.17.6 reads the bf16 flags (parse differential)
+        bf16m = bf16s = False
     if not (fp16m or bf16m or bf16s):
         return
     stage = view.zero_stage

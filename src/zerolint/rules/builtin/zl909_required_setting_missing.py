@@ -6,7 +6,10 @@ setting it cannot work without (found by the differential run against DeepSpeed 
 - `data_efficiency.data_sampling.dynamic_batching.enabled` without `max_tokens`: "Dynamic batching is enabled, so
   max_tokens must be specified" (runtime/data_pipeline/config.py:95-110);
 - `autotuning.results_dir` or `autotuning.exps_dir` set to an empty value: "results_dir cannot be empty"
-  (autotuning/config.py:37-41). These asserts run whether or not autotuning is enabled.
+  (autotuning/config.py:37-41). These asserts run whether or not autotuning is enabled;
+- an `amp` block without `enabled`, before DeepSpeed 0.19.8 (which removed the block: ZL701): `get_amp_params`
+  pops `enabled` without a default, so the parse raises KeyError: 'enabled' (0.18.9 config.py:150-156; found by
+  the parse differential against 0.18.9).
 
 "Switched on" is Python truthiness, as DeepSpeed tests it: `"enabled": "false"` is a non-empty string, so it is on.
 These blocks are read even when `data_efficiency.enabled` is false."""
@@ -53,6 +56,12 @@ def check(view):
                                f"{view.path(block)} is enabled ({enabled.raw}) but {key} is null: DeepSpeed fails at "
                                "parse (TypeError from int(None))", at="value", fails_at="parse",
                                help="set max_tokens to the token budget of a batch")
+    amp = view.node("/amp")
+    if amp is not None and amp.kind == "object" and amp.get("enabled") is None and not view.since(">=0.19.8"):
+        yield view.finding("/amp", f"amp has no enabled: DeepSpeed {view.version} pops it without a default and "
+                                   "fails at parse (KeyError: 'enabled')", fails_at="parse",
+                           help="add \"enabled\": false (or true) to amp, or delete the block (DeepSpeed 0.19.8 "
+                                "removed it)")
     auto = view.node("/autotuning")
     for key in ("results_dir", "exps_dir"):
         node = auto.get(key) if auto is not None and auto.kind == "object" else None
