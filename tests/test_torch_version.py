@@ -1,6 +1,8 @@
-"""`--torch-version` and the settings' `torch-version` (issue 23, item 4): the torch-dependent rules speak for the
-training machine's torch where it is not the one installed here (CI, pre-commit). ZL612: Adagrad with bf16 and ZeRO
-off fails in its first step below torch 2.12."""
+"""Rules whose verdict depends on the torch version (ZL612): the installed torch from package metadata, a version
+asked for in Settings, `--torch-version` and the settings' `torch-version` (issue 23, item 4: the torch-dependent
+rules speak for the training machine's torch where it is not the one installed here: CI, pre-commit), and the
+warning that states the condition when no torch is installed. And the note for a `--deepspeed-version` outside the
+covered lines."""
 
 from __future__ import annotations
 
@@ -8,12 +10,53 @@ import json
 import subprocess
 import sys
 
-CONFIG = '{"train_micro_batch_size_per_gpu": 2, "optimizer": {"type": "Adagrad", "params": {"lr": 1e-3}}, ' \
+from zerolint.model import versions
+from zerolint.model.view import Settings
+from zerolint.pipeline import lint_bytes
+from zerolint.rules.engine import Selection
+
+CONFIG = b'{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}, "optimizer": {"type": "Adagrad"}}\n'
+
+
+def zl612(settings: Settings):
+    return [(d.severity.value, d.line, d.column, d.message, d.fails_at)
+            for d in lint_bytes(CONFIG, "ds.json", settings, Selection(select=["ZL612"])).diagnostics]
+
+
+def test_torch_version_from_settings_drops_the_local_suffix():
+    assert versions.torch_version(Settings(torch_version="2.11.0+cu130")).text == "2.11.0"
+
+
+def test_installed_torch_is_read_from_metadata_without_importing_it():
+    import sys
+
+    had = "torch" in sys.modules
+    found = versions.installed_torch()
+    assert found is not None and "+" not in found  # the suite runs with torch installed (an oracle)
+    assert ("torch" in sys.modules) == had
+
+
+def test_without_torch_the_finding_states_the_condition(monkeypatch):
+    monkeypatch.setattr(versions, "installed_torch", lambda: None)
+    assert zl612(Settings(target="deepspeed")) == [(
+        "warning", 1, 88, "Adagrad with bf16 and ZeRO off (stage 0): the bf16 wrapper (FP16_UnfusedOptimizer) takes a "
+        "first optimizer step on fp32 copies of the parameters, for which torch's Adagrad before 2.12 created no "
+        "state, so with torch < 2.12 deepspeed.initialize fails with KeyError: 'sum' (torch is not installed here, so "
+        "zerolint cannot tell which torch runs it)", None)]
+
+
+def test_old_torch_is_an_error_new_torch_nothing():
+    assert [x[0] for x in zl612(Settings(target="deepspeed", torch_version="2.11.0"))] == ["error"]
+    assert zl612(Settings(target="deepspeed", torch_version="2.12.0")) == []
+
+
+# -- from the command line and the settings file -------------------------------------------------------------
+CLI_CONFIG = '{"train_micro_batch_size_per_gpu": 2, "optimizer": {"type": "Adagrad", "params": {"lr": 1e-3}}, ' \
          '"bf16": {"enabled": true}}\n'
 
 
 def _codes(tmp_path, *args):
-    (tmp_path / "ds.json").write_text(CONFIG)
+    (tmp_path / "ds.json").write_text(CLI_CONFIG)
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--target", "deepspeed", "--format",
                         "json", *args], capture_output=True, text=True, cwd=tmp_path)
     return p.returncode, [(d["code"], d["severity"], d.get("fails_at")) for d in json.loads(p.stdout)["diagnostics"]
@@ -38,7 +81,7 @@ def test_a_bad_version_is_a_usage_error(tmp_path):
 
 def test_a_deepspeed_version_outside_the_covered_lines_gets_a_note(tmp_path):
     """`--deepspeed-version 0.12.6` (LLaVA's pin) was accepted silently, with `schema` then printing 0.16's."""
-    (tmp_path / "ds.json").write_text(CONFIG)
+    (tmp_path / "ds.json").write_text(CLI_CONFIG)
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--deepspeed-version", "0.12.6"],
                        capture_output=True, text=True, cwd=tmp_path)
     assert ("zerolint: note: DeepSpeed 0.12.6 is older than the lines zerolint has facts for (0.16 to 0.19): it "
