@@ -117,11 +117,16 @@ def _fail(message: str):
 
 
 def _note_coverage(asked: str | None) -> None:
-    """A version asked for (flag or settings) outside the covered lines: say which facts are used, on stderr."""
+    """A version asked for (flag or settings), else the installed one, outside the covered lines: say which facts
+    are used, on stderr."""
+    from ..model.versions import Version, coverage_note, installed_deepspeed
+
+    asked = asked or installed_deepspeed()
     if asked is None:
         return
-    from ..model.versions import Version, coverage_note
-
-    note = coverage_note(Version(asked))
+    try:
+        note = coverage_note(Version(asked))
+    except ValueError:  # an installed version zerolint cannot read: the facts' default applies, as before
+        return
     if note:
         print(f"zerolint: note: {note}", file=sys.stderr)
