@@ -146,3 +146,22 @@ def test_pooled_children_warm_up_before_their_config_and_each_runs_one(ops_built
     for r in recs[1:]:
         assert r["timings"]["pooled"] is True and r["timings"]["warm_s"] > 0
         assert r["timings"]["process_s"] <= r["wall_s"] + 0.5  # the child's clock starts after its warm-up
+
+
+def test_pooled_children_never_given_a_config_leave_no_shm_segment(ops_built, monkeypatch):
+    """A pooled child's warm-up runs DeepSpeed's first collectives, so shm_comm makes its /dev/shm segment (~67 MB,
+    never unlinked by DeepSpeed) before any config comes; a child the run never needed must not leave it behind."""
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", ops_built)
+    with WarmServer("cpu", ops_built, pool=True) as server:
+        server.prewarm(2)
+        ports = {job.port for job in server.warm_jobs}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _segments(ports):
+            time.sleep(0.5)  # until the warm-ups made theirs
+        assert _segments(ports), "the warm-ups made no segment to clean up"
+    assert _segments(ports) == []
+
+
+def _segments(ports: set[int]) -> list[str]:
+    names = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
+    return [n for n in names for p in ports if n.startswith("deepspeed_allreduce_buffer_") and f"_127.0.0.1_{p}_" in n]

@@ -154,6 +154,7 @@ class WarmServer:
         for job in self.jobs.values():
             if processes_of(job.run_id):
                 kill_run(None, job.run_id)
+            self._remove_shm(job)  # a pooled child never given a config made its segment in its warm-up too
         if self.evt_r >= 0:
             os.close(self.evt_r)
             self.evt_r = -1
@@ -294,9 +295,16 @@ class WarmServer:
                 "log_tail": _tail(os.path.join(job.work, "child.log"))}
 
     def forget(self, job: Job) -> None:
-        """Drop a finished job and its directory."""
+        """Drop a finished job and its directory (and its shm_comm segment, which DeepSpeed never unlinks)."""
         self.jobs.pop(job.id, None)
+        self._remove_shm(job)
         shutil.rmtree(job.work, ignore_errors=True)
+
+    def _remove_shm(self, job: Job) -> None:
+        if self.accelerator == "cpu" and job.port:
+            from .procs import remove_shm_buffers
+
+            remove_shm_buffers("127.0.0.1", {job.port})
 
     # -- pipes ----------------------------------------------------------------------------------------------------
     def _send(self, msg: dict) -> None:
