@@ -277,7 +277,7 @@ class Schema:
             return ("type", "nothing (this key is not accepted)")
         if s.get("x-zerolint-truthy") and node.kind != BOOL:
             # read with `if value:`, not validated: any value works, as Python's truth of it
-            return ("truthy", json.dumps(bool(node.to_python())))
+            return ("truthy", json.dumps(_truth(node)))
         for sub in s.get("allOf", ()):
             r = self.mismatch(node, sub, coerces)
             if r is not None:
@@ -329,6 +329,15 @@ class Schema:
 _NO = object()
 _TRUE = {"1", "on", "t", "true", "y", "yes"}
 _FALSE = {"0", "off", "f", "false", "n", "no"}
+
+
+def _truth(node: Node) -> bool:
+    """Python's truth of the value, without building it (a hostile value may nest thousands deep)."""
+    if node.kind == OBJECT:
+        return bool(node.members)
+    if node.kind == ARRAY:
+        return bool(node.items)
+    return bool(node.value)
 
 
 def _coerce(node: Node, types: list[str]) -> Any:
