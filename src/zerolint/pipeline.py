@@ -579,7 +579,7 @@ def _once(results: list[Result], prefer_named: bool = True, explicit: bool = Fal
         if explicit and (kept.named_by is None) != (r.named_by is None):
             direct, named = (kept, r) if kept.named_by is None else (r, kept)
             _add_other_reading(direct, named)
-            keep[k] = results.index(direct)
+            keep[k] = next(j for j, x in enumerate(results) if x is direct)
         elif ((r.named_by is not None) == prefer_named) and ((kept.named_by is not None) != prefer_named):
             keep[k] = i
     return [r for i, (r, k) in enumerate(zip(results, keys)) if k is None or keep[k] == i]
