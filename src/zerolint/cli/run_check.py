@@ -119,11 +119,10 @@ def _fail(message: str):
 def _note_coverage(asked: str | None) -> None:
     """A version asked for (flag or settings), else the installed one, outside the covered lines: say which facts
     are used, on stderr."""
-    from ..model.versions import Version, coverage_note, installed_deepspeed
+    from ..model.versions import Version, coverage_note
+    from ..model.view import default_deepspeed_version
 
-    asked = asked or installed_deepspeed()
-    if asked is None:
-        return
+    asked = asked or default_deepspeed_version()  # (cached: the lint asks it too)
     try:
         note = coverage_note(Version(asked))
     except ValueError:  # an installed version zerolint cannot read: the facts' default applies, as before

@@ -97,6 +97,16 @@ def overlaps(a: Sequence[Edit], b: Sequence[Edit]) -> bool:
     return False
 
 
+def combine(edit_sets: Iterable[Sequence[Edit] | None]) -> list[Edit] | None:
+    """One fix's edits from several: each set that overlaps none taken before (the rest wait for the fixer's next
+    pass, where their finding comes back for what is left); None when nothing could be taken."""
+    out: list[Edit] = []
+    for e in edit_sets:
+        if e is not None and not overlaps(out, e):
+            out.extend(e)
+    return out or None
+
+
 def value_text(value: Any) -> str:
     """A Python value as single-line JSON text (`{"device": "cpu"}`)."""
     return json.dumps(value, ensure_ascii=False)

@@ -17,6 +17,7 @@ reported once more after it, with their own (unsafe) deletion."""
 
 import json
 import re
+from collections import Counter
 
 from ...base import pointer as jp
 from ...model import edits
@@ -58,16 +59,9 @@ def check(view):
     notes = [n for n in doc.notes if n.kind in HJSON_ONLY]
     if len(notes) > 1:  # one finding for the file, with a count (one per construct says the same N times)
         yield _together(view, notes, fatal, json_stop)
-        return
-    for note in notes:
-        what = WHAT[note.kind]
-        if fatal:
-            message = f"{what}: {view.consumer} reads the config with json.load, which rejects this"
-            if json_stop is not None:
-                message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {doc.json_error.message})"
-        else:
-            message = (f"{what}: DeepSpeed's hjson reader accepts this, but json.load (HF Trainer, Accelerate) and "
-                       "JSON tools reject the file")
+    elif notes:
+        [note] = notes
+        message = _message(view, WHAT[note.kind], "this", fatal, json_stop)
         help = HELP.get(note.kind)
         if note.kind == "missing-comma" and note.related:
             line, col = doc.position(note.related[0])
@@ -77,33 +71,33 @@ def check(view):
                            help=help, fixes=edits.fixes(_fix(view, note)))
 
 
+def _message(view, lead: str, it: str, fatal: bool, json_stop) -> str:
+    """What `lead` (one construct, `it` = "this", or a count, "them") means for the consumer."""
+    if not fatal:
+        return (f"{lead}: DeepSpeed's hjson reader accepts {it}, but json.load (HF Trainer, Accelerate) and JSON "
+                "tools reject the file")
+    message = f"{lead}: {view.consumer} reads the config with json.load, which rejects {it}"
+    if json_stop is not None:
+        message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {view.doc.json_error.message})"
+    return message
+
+
 def _together(view, notes, fatal, json_stop):
     """One finding for several constructs, at the first: how many of each, and one fix for all that can be
     rewritten safely (the comments' deletion, unsafe, comes once they are the only ones left)."""
-    doc = view.doc
-    counts: dict[str, int] = {}
-    for n in notes:
-        counts[n.kind] = counts.get(n.kind, 0) + 1
+    counts = Counter(n.kind for n in notes)
     summary = ", ".join(f"{c} {PLURAL[k] if c > 1 else WHAT[k].split(' ', 1)[1]}" for k, c in counts.items())
     [only] = counts if len(counts) == 1 else [None]
     lead = f"{len(notes)} {PLURAL[only]}" if only else f"{len(notes)} constructs json.load rejects ({summary})"
-    if fatal:
-        message = f"{lead}: {view.consumer} reads the config with json.load, which rejects them"
-        if json_stop is not None:
-            message += f" (json.load stops at {json_stop[0]}:{json_stop[1]}: {doc.json_error.message})"
-    else:
-        message = (f"{lead}: DeepSpeed's hjson reader accepts them, but json.load (HF Trainer, Accelerate) and "
-                   "JSON tools reject the file")
+    message = _message(view, lead, "them", fatal, json_stop)
     fixes = [(n, f) for n, f in ((n, _fix(view, n)) for n in notes) if f is not None]
     safe = [(n, f) for n, f in fixes if f.safe]
-    chosen, combined = safe or fixes, []
-    for _, f in chosen:
-        if not edits.overlaps(combined, f.edits):
-            combined.extend(f.edits)
+    chosen = safe or fixes
+    combined = edits.combine(f.edits for _, f in chosen)
     what = "delete the comments (their text is lost)" if only == "comment" else (
         f"rewrite {'them' if len(chosen) == len(notes) else f'{len(chosen)} of them'} as JSON"
         + ("" if safe else " (deleting the comments: their text is lost)"))
-    fix = edits.make_fix(what, combined or None, safe=bool(safe))
+    fix = edits.make_fix(what, combined, safe=bool(safe))
     # at the first construct the fix rewrites: what it leaves (comments) is reported again elsewhere, not here
     first = chosen[0][0] if chosen else notes[0]
     return view.finding(first.pointer, message, span=(first.start, first.end), severity="error" if fatal else None,

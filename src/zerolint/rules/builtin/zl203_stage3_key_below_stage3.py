@@ -37,20 +37,11 @@ def check(view):
                                              "DeepSpeed ignores them",
                            help="delete them, or set zero_optimization.stage to 3 if stage 3 was meant",
                            fixes=edits.fixes(edits.make_fix(f"delete the {len(found)} stage-3 keys",
-                                                            _removals(view.doc, found))))
+                                                            edits.combine(edits.remove_member(view.doc, m)
+                                                                          for m in found))))
     opt = view.node("/zero_optimization/offload_optimizer")
     sup = opt.member("super_offload") if opt is not None else None
     if sup is not None and sup.value.value is True:
         yield view.finding(sup.pointer, f"super_offload only applies to ZeRO stage 3, but {where}: DeepSpeed "
                                         "ignores it", help="delete it, or use ZeRO stage 3")
 
-
-def _removals(doc, members):
-    """The edits deleting `members`; those that would overlap an earlier one wait for the fixer's next pass (the
-    finding comes back for what is left)."""
-    out: list = []
-    for m in members:
-        e = edits.remove_member(doc, m)
-        if e is not None and not edits.overlaps(out, e):
-            out.extend(e)
-    return out or None
