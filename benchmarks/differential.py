@@ -2,6 +2,7 @@
 """Differential agreement between zerolint and DeepSpeed 0.19.8's own config parse.
 
     python benchmarks/differential.py --count 5000 --seed 0
+    python benchmarks/differential.py --count 2000 --source .cache/deepspeed-src/0.16.9   # an older line
 
 Runs every fixture config, every corpus config, the seed examples and COUNT seeded mutations of them through
 DeepSpeed's `DeepSpeedConfig(path)` (one worker process, world size 1) and through zerolint
@@ -31,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     ap.add_argument("--show", type=int, default=20, help="disagreements to print in full (default 20)")
     ap.add_argument("--no-bases", action="store_true", help="only the mutations, not the fixtures/corpus/seed")
+    ap.add_argument("--source", help="an unpacked DeepSpeed sdist to parse with instead of the installed one "
+                    "(e.g. .cache/deepspeed-src/0.16.9); zerolint then checks with --deepspeed-version set to it")
     args = ap.parse_args(argv)
 
     t0 = time.monotonic()
@@ -38,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = ([] if args.no_bases else bases) + mutations.mutations(args.count, args.seed, bases)
     t1 = time.monotonic()
     allow = harness.load_allowlist()
-    with harness.DeepSpeedWorker() as worker:
-        outcomes = harness.run(cases, worker, allow)
-        version = worker.version
+    with harness.DeepSpeedWorker(source=args.source) as worker:
+        if args.source:
+            worker._start()  # the release's version, which zerolint is then told
+        version = worker.version.strip()
+        outcomes = harness.run(cases, worker, allow, **({"version": version} if args.source else {}))
     t2 = time.monotonic()
 
     print(f"zerolint vs DeepSpeed {version} (load_ds_config + DeepSpeedConfig, as deepspeed.initialize), world size 1; "
