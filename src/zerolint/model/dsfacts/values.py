@@ -42,6 +42,18 @@ def _int_fails(view: Any, node: Node) -> bool:
 
 _DYNAMIC_BATCHING = "/data_efficiency/data_sampling/dynamic_batching"
 
+
+def _plain_fp16_power_fails(view: Any, node: Node) -> bool:
+    """Where fp16 is a plain dict (before the pydantic fp16 model), its keys are read only when fp16 is enabled, by
+    truthiness (0.16.9 config.py:161-165, 204-213), and then `2**initial_scale_power` raises at parse: TypeError for
+    a string, null, list or object, OverflowError for a float of 1024 or more."""
+    if view.is_strict("/fp16") or not view.value("/fp16/enabled"):
+        return False
+    if node.kind == NUMBER:
+        number = view.number(node)
+        return isinstance(number, float) and not number < 1024
+    return node.kind != BOOL
+
 # Lax keys whose every invalid value fails at parse, beyond LAX_CHECKED.
 # pointer -> (fails(view, node), what DeepSpeed raises)
 LAX_PARSE_CHECKED = {
@@ -57,6 +69,8 @@ LAX_PARSE_CHECKED = {
         lambda v, n: (z := v.node("/zero_optimization")) is not None and z.kind == BOOL and z.value is True,
         "pydantic ValidationError: with \"zero_optimization\": true it is zero_optimization.allgather_bucket_size"),
     # data_pipeline/config.py:95-110: int() of the value whenever the key is present (max_tokens: when enabled)
+    "/fp16/initial_scale_power": (
+        _plain_fp16_power_fails, "fp16 is enabled and `2**initial_scale_power` raises TypeError or OverflowError"),
     f"{_DYNAMIC_BATCHING}/min_batch_size": (_int_fails, "int() of the value raises TypeError/ValueError"),
     f"{_DYNAMIC_BATCHING}/max_batch_size": (_int_fails, "int() of the value raises TypeError/ValueError"),
     f"{_DYNAMIC_BATCHING}/max_tokens": (
@@ -105,9 +119,6 @@ LAX_CHECKED: tuple[tuple[str, str], ...] = (
     ("/optimizer/type", "parse"), ("/scheduler/type", "initialize"),
     # engine.py:1809 `DtypeEnum(grad_accum_dtype)` in the optimizer's sanity check: ValueError for another name
     ("/data_types/grad_accum_dtype", "initialize"),
-    # a plain dict before the 0.18 line: `2**initial_scale_power` (0.16.9 config.py:213) raises TypeError at parse
-    # for a list or a string (from 0.18 the pydantic fp16 model rejects it first)
-    ("/fp16/initial_scale_power", "parse"),
     # before 0.19.8 (which removed the block): a mode outside the five raises NotImplementedError at parse
     # (0.18.9 config.py:243-257)
     ("/sparse_attention/mode", "parse"),

@@ -131,6 +131,8 @@ class ValuesFacet(ViewCore):
         if self.schema.object_schema(self.schema.at(pointer) or {}) is None:
             return None  # not a section
         tolerated = SECTION_NON_OBJECT_OK.get(pointer)
+        if pointer in ("/bf16", "/bfloat16") and not self.is_strict(pointer):
+            tolerated = None  # a plain-dict bf16 (before 0.17.1) is asked .get("enabled") even when null
         if tolerated is not None and tolerated(node):
             return None
         return ValueOutcome("error", f"DeepSpeed fails at parse: it reads {self.path(pointer)} as a dict "

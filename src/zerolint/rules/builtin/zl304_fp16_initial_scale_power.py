@@ -49,10 +49,15 @@ RULE = Rule(
 PTR = "/fp16/initial_scale_power"
 LIMIT = 24
 OVERFLOW = 64  # 2**64 is the first scale torch cannot multiply a tensor by
+HUGE_INT_POWER = 2**40  # 2**(2**40) needs 128 GiB: Python's int raises MemoryError (2**63 did on the CPU host)
 
 
 @RULE.check
 def check(view):
+    float_overflow = _float_overflow_at_parse(view)
+    if float_overflow is not None:
+        yield float_overflow
+        return
     if view.fp16_enabled is False or not view.has(PTR) or view.effective("/fp16/loss_scale", "number") != 0:
         return
     power = view.effective(PTR, "int")
@@ -80,6 +85,29 @@ def check(view):
         fixes=edits.fixes(edits.make_fix("set initial_scale_power to 16 (the default)",
                                          edits.replace_value(view.doc, PTR, "16"), safe=False)), fails_at=None
     )
+
+
+def _float_overflow_at_parse(view):
+    """Where fp16 is a plain dict (before the pydantic fp16 model), an enabled fp16 block computes
+    `2**initial_scale_power` at parse (0.16.9 config.py:204-213): a float of 1024 or more raises OverflowError, an
+    integer of 2**40 or more MemoryError (smaller ones are computed, and fail later: _overflow)."""
+    node = view.node(PTR)
+    if node is None or node.kind != "number" or view.is_strict("/fp16") or not view.value("/fp16/enabled"):
+        return None
+    power = view.number(node)
+    if isinstance(power, float) and power >= 1024:
+        what = "which overflows a float (OverflowError: Numerical result out of range)"
+    elif isinstance(power, int) and not isinstance(power, bool) and power >= HUGE_INT_POWER:
+        what = f"an integer of {power} bits, which exhausts memory (MemoryError)"
+    else:
+        return None
+    return view.finding(
+        PTR, f"fp16.initial_scale_power is {node.raw}: DeepSpeed computes the first loss scale 2**{node.raw} at "
+             f"parse, {what}",
+        at="value", severity="error", help="use 16 (the default); dynamic scaling raises the scale by itself",
+        fixes=edits.fixes(edits.make_fix("set initial_scale_power to 16 (the default)",
+                                         edits.replace_value(view.doc, PTR, "16"), safe=False)),
+        fails_at="parse")
 
 
 def _overflow(view, power):

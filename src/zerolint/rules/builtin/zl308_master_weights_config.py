@@ -13,7 +13,9 @@ places, whether or not fp16/bf16 itself is enabled:
   that bf16 master weights WITH bf16 optimizer states and no offload keep everything on the GPU and are accepted
   (DeepSpeedExamples' bf16_master_weight config does exactly that).
 
-The bf16 flags exist from the 0.18 line; ZeRO-3 enforces the offload requirement from 0.18 (0.17.6 checked fp16
+The bf16 flags exist from 0.18.3; before it fp16 master weights need exactly stage 2 at parse ("... only supported
+with ZeRO Stage 2 for now.", 0.14.5-0.18.2 config.py), and a plain-dict fp16 block (before 0.17.1) is read only
+when fp16 is enabled. ZeRO-3 enforces the offload requirement from 0.18 (0.17.6 checked fp16
 master weights only for stages 1-2)."""
 
 from ..rule import Rule
@@ -29,6 +31,8 @@ RULE = Rule(
 
 
 def _flag(view, ptr):
+    if ptr.startswith("/fp16/") and view.node(ptr) is not None and not view.is_strict("/fp16"):
+        return bool(view.value(ptr))  # a plain-dict fp16 (before 0.17.1) tests the value's truthiness
     return view.node(ptr) is not None and view.effective(ptr, "bool") is True
 
 
@@ -38,11 +42,20 @@ def check(view):
     fp16m_ptr = "/fp16/fp16_master_weights_and_grads"
     bf16m_ptr, bf16s_ptr = f"{bsec}/bf16_master_weights_and_grads", f"{bsec}/bf16_optimizer_states"
     fp16m, bf16m, bf16s = _flag(view, fp16m_ptr), _flag(view, bf16m_ptr), _flag(view, bf16s_ptr)
-    if not view.since(">=0.18.0"):  # no code of 0.16.9 or 0.17.6 reads the bf16 flags (parse differential)
+    stage_two_only = not view.since(">=0.18.3")
+    if stage_two_only:  # no code before 0.18.3 reads the bf16 flags (0.18.2 config.py; parse differential)
         bf16m = bf16s = False
+    if fp16m and not view.is_strict("/fp16") and not view.value("/fp16/enabled"):
+        fp16m = False  # a plain-dict fp16 block is read only when fp16 is enabled (0.16.9 config.py:183-187)
     if not (fp16m or bf16m or bf16s):
         return
     stage = view.zero_stage
+    if stage_two_only and stage is not None and stage != 2:
+        yield view.finding(fp16m_ptr, f"{view.path(fp16m_ptr)} needs ZeRO stage 2 before DeepSpeed 0.18.3, but the "
+                                      f"stage is {stage}: DeepSpeed rejects the config at parse (\"Fp16_master_"
+                                      "weights_and_grads is only supported with ZeRO Stage 2 for now.\")",
+                           help="set zero_optimization.stage to 2, or delete the flag", fails_at="parse")
+        return
     if stage == 0:
         for on, ptr, said in ((fp16m, fp16m_ptr, "Fp16_master_weights_and_grads"),
                               (bf16m, bf16m_ptr, "Bf16_master_weights_and_grads"),
@@ -65,8 +78,6 @@ def check(view):
         yield view.finding(bf16m_ptr, "fp16_master_weights_and_grads and bf16_master_weights_and_grads are both on: "
                                       "deepspeed.initialize fails (\"... are mutually exclusive.\")",
                            related=[(fp16m_ptr, "fp16 master weights")], help="keep one of them", fails_at="initialize")
-        return
-    if stage == 3 and not view.since(">=0.18.0"):
         return
     device = view.offload_device("optimizer")
     if device is None:

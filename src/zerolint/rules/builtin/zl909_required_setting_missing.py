@@ -7,9 +7,13 @@ setting it cannot work without (found by the differential run against DeepSpeed 
   max_tokens must be specified" (runtime/data_pipeline/config.py:95-110);
 - `autotuning.results_dir` or `autotuning.exps_dir` set to an empty value: "results_dir cannot be empty"
   (autotuning/config.py:37-41). These asserts run whether or not autotuning is enabled;
-- an `amp` block without `enabled`, before DeepSpeed 0.19.8 (which removed the block: ZL701): `get_amp_params`
-  pops `enabled` without a default, so the parse raises KeyError: 'enabled' (0.18.9 config.py:150-156; found by
-  the parse differential against 0.18.9).
+- `elasticity.enabled` without `max_train_batch_size` or `micro_batch_sizes`, before DeepSpeed 0.19.8 (which
+  removed elasticity): "Elasticity config missing ..." (0.18.9 elasticity/config.py:48-58; found by the parse
+  differential against 0.16.9);
+- an `amp`, `progressive_layer_drop` or top-level (legacy) `curriculum_learning` block without `enabled`, before
+  DeepSpeed 0.19.8 (which removed the three: ZL701): their params getters pop `enabled` without a default, so the
+  parse raises KeyError: 'enabled' (0.18.9 config.py:136-156, data_pipeline/config.py:140-146; found by the parse
+  differentials against 0.18.9 and 0.16.9).
 
 "Switched on" is Python truthiness, as DeepSpeed tests it: `"enabled": "false"` is a non-empty string, so it is on.
 These blocks are read even when `data_efficiency.enabled` is false."""
@@ -25,10 +29,18 @@ RULE = Rule(
 )
 
 SAMPLING = "/data_efficiency/data_sampling"
-REQUIRED = (
+# Blocks whose params getter pops `enabled` without a default until 0.19.8 removed them (get_amp_params,
+# get_pld_params, data_pipeline/config.py get_curriculum_params_legacy)
+POPS_ENABLED = ("amp", "progressive_layer_drop", "curriculum_learning")
+REQUIRED = (  # (block, key, what DeepSpeed raises, the first release that no longer reads the block)
     (f"{SAMPLING}/curriculum_learning", "curriculum_metrics",
-     "Curriculum learning is enabled, curriculum_metrics must be specified"),
-    (f"{SAMPLING}/dynamic_batching", "max_tokens", "Dynamic batching is enabled, so max_tokens must be specified"),
+     "AssertionError: Curriculum learning is enabled, curriculum_metrics must be specified", None),
+    (f"{SAMPLING}/dynamic_batching", "max_tokens",
+     "AssertionError: Dynamic batching is enabled, so max_tokens must be specified", None),
+    ("/elasticity", "max_train_batch_size", "ElasticityConfigError: Elasticity config missing max_train_batch_size",
+     "0.19.8"),
+    ("/elasticity", "micro_batch_sizes", "ElasticityConfigError: Elasticity config missing micro_batch_sizes",
+     "0.19.8"),
 )
 
 
@@ -40,7 +52,9 @@ def _truthy(view, node) -> bool:
 
 @RULE.check
 def check(view):
-    for block, key, said in REQUIRED:
+    for block, key, said, removed in REQUIRED:
+        if removed is not None and view.since(f">={removed}"):
+            continue  # the block is removed there (ZL701)
         node = view.node(block)
         enabled = node.get("enabled") if node is not None and node.kind == "object" else None
         if enabled is None or not _truthy(view, enabled):
@@ -49,19 +63,21 @@ def check(view):
         if given is None:
             yield view.finding(enabled.pointer,
                                f"{view.path(block)} is enabled ({enabled.raw}) but {key} is not set: DeepSpeed fails "
-                               f"at parse (AssertionError: {said})", at="member", fails_at="parse",
+                               f"at parse ({said})", at="member", fails_at="parse",
                                help=f"add \"{key}\" to {view.path(block)}, or set enabled to false")
         elif given.kind == "null" and key == "max_tokens":  # present, so the assert passes; then int(None)
             yield view.finding(given.pointer,
                                f"{view.path(block)} is enabled ({enabled.raw}) but {key} is null: DeepSpeed fails at "
                                "parse (TypeError from int(None))", at="value", fails_at="parse",
                                help="set max_tokens to the token budget of a batch")
-    amp = view.node("/amp")
-    if amp is not None and amp.kind == "object" and amp.get("enabled") is None and not view.since(">=0.19.8"):
-        yield view.finding("/amp", f"amp has no enabled: DeepSpeed {view.version} pops it without a default and "
-                                   "fails at parse (KeyError: 'enabled')", fails_at="parse",
-                           help="add \"enabled\": false (or true) to amp, or delete the block (DeepSpeed 0.19.8 "
-                                "removed it)")
+    for name in POPS_ENABLED:
+        block = view.node(f"/{name}")
+        if block is None or block.kind != "object" or block.get("enabled") is not None or view.since(">=0.19.8"):
+            continue
+        yield view.finding(f"/{name}", f"{name} has no enabled: DeepSpeed {view.version} pops it without a default "
+                                       "and fails at parse (KeyError: 'enabled')", fails_at="parse",
+                           help=f"add \"enabled\": false (or true) to {name}, or delete the block (DeepSpeed "
+                                "0.19.8 removed it)")
     auto = view.node("/autotuning")
     for key in ("results_dir", "exps_dir"):
         node = auto.get(key) if auto is not None and auto.kind == "object" else None
