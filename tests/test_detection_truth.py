@@ -56,6 +56,19 @@ TRUTHS = [
                                    "warmup_min_lr": 1e-3, "warmup_max_lr": 1e-5, "warmup_num_steps": 10,
                                    "warmup_type": "linear"}}},
           [("ZL610", "warning", None)], "pass", {"lr_per_step": lambda lrs: lrs[2] < lrs[0]}),
+    # bf16_optimizer.py:81: only the BF16_Optimizer reads immediate_grad_update; ZeRO-2 builds its own optimizer
+    Truth("immediate_grad_update_zero2", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4,
+                                                                                            "torch_adam": True}},
+                                          "bf16": {"enabled": True, "immediate_grad_update": True},
+                                          "zero_optimization": {"stage": 2}},
+          [("ZL312", "warning", None)], "pass", {"optimizer_outer": "DeepSpeedZeroOptimizer"}),
+    # engine.py:2305-2310: ZeRO-1, bf16, fp32 accumulation, no offload: the BF16_Optimizer runs and reads it
+    Truth("immediate_grad_update_bf16_optimizer", {**BASE, "optimizer": {"type": "AdamW", "params": {
+                                                       "lr": 1e-4, "torch_adam": True}},
+                                                   "bf16": {"enabled": True, "immediate_grad_update": True},
+                                                   "data_types": {"grad_accum_dtype": "fp32"},
+                                                   "zero_optimization": {"stage": 1}},
+          [], "pass", {"optimizer_outer": "BF16_Optimizer"}),
     # monitor/utils.py:19-26: rank 0 imports wandb at initialize (the test environment has no wandb)
     Truth("wandb_missing", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
                             "wandb": {"enabled": True, "project": "p"}},
