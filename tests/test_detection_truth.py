@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -69,6 +70,11 @@ TRUTHS = [
                                                    "data_types": {"grad_accum_dtype": "fp32"},
                                                    "zero_optimization": {"stage": 1}},
           [], "pass", {"optimizer_outer": "BF16_Optimizer"}),
+    # utils.py:422-427: DeepSpeed clips to the tiny norm and the run goes on, silently
+    Truth("gradient_clipping_tiny", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4,
+                                                                                       "torch_adam": True}},
+                                     "gradient_clipping": 1e-7},
+          [("ZL613", "warning", None)], "pass"),
     # monitor/utils.py:19-26: rank 0 imports wandb at initialize (the test environment has no wandb)
     Truth("wandb_missing", {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
                             "wandb": {"enabled": True, "project": "p"}},
@@ -114,3 +120,51 @@ def test_the_claim_is_what_the_run_does(runs, truth):
         assert run["failure"]["stage"] == "initialize", run["failure"]
     for key, value in truth.facts.items():
         assert value(run["facts"][key]) if callable(value) else run["facts"][key] == value, run["facts"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+RESUME = r"""
+import json, os, sys, tempfile, torch, deepspeed
+deepspeed.init_distributed(dist_backend="gloo")
+config = json.loads(sys.argv[1])
+saved = tempfile.mkdtemp()
+def engine(cfg):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 8)
+    return deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)[0]
+engine({k: v for k, v in config.items() if k != "checkpoint"}).save_checkpoint(saved)  # a regular checkpoint
+try:
+    engine(config).load_checkpoint(saved)
+except Exception as e:
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+else:
+    print(json.dumps({"error": None}))
+"""
+
+
+@pytest.mark.deepspeed
+def test_load_universal_refuses_a_saved_checkpoint(tmp_path, env):
+    """ZL914's condition on the real engine: with checkpoint.load_universal, resuming from a checkpoint that
+    save_checkpoint wrote fails at load_checkpoint; zerolint says so as a warning."""
+    config = {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
+              "checkpoint": {"load_universal": True}}
+    path = tmp_path / "universal.json"
+    path.write_text(json.dumps(config))
+    check = subprocess.run([sys.executable, "-m", "zerolint", "check", "--target", "deepspeed", "--format", "json",
+                            str(path)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    got = [(d["code"], d["severity"]) for d in json.loads(check.stdout)["diagnostics"] if d["severity"] != "info"]
+    assert got == [("ZL914", "warning")]
+    run_env = {**env, "DS_ACCELERATOR": "cpu", "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
+               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port())}
+    p = subprocess.run([sys.executable, "-c", RESUME, json.dumps(config)], capture_output=True, text=True,
+                       env=run_env, cwd=tmp_path, timeout=600)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+    assert lines, p.stderr[-4000:]
+    error = json.loads(lines[-1])["error"]
+    assert error is not None and re.search(r"ValueError: Invalid for universal checkpoint: .*latest_universal does "
+                                           "not exist", error), error
