@@ -84,12 +84,26 @@ def run_rules(doc: Document, settings: Settings | None = None, selection: Select
                 if found == MAX_FINDINGS_PER_RULE:  # a hostile file: stop paying for this rule (issue 22, item 3)
                     out.append(_stopped(doc, rule, f, ruleset))
                     break
-                out.append(locate(doc, rule, f, selection.severity_for(rule, f.severity)))
+                severity = selection.severity_for(rule, f.severity)
+                out.append(locate(doc, rule, _say_the_guess(view, rule, f, severity), severity))
                 found += 1
         except Exception as exc:  # a broken rule must not take the run down
             out.append(internal_error(doc, rule, exc))
     out.sort(key=Diagnostic.sort_key)
     return out
+
+
+def _say_the_guess(view: View, rule: Rule, f: Finding, severity: Severity) -> Finding:
+    """An error that holds for one consumer only, where that consumer is zerolint's guess (`--target auto`, from the
+    file's "auto" values), says so: the same file passed to deepspeed.initialize gets another verdict (ZL504)."""
+    if view.target_requested != "auto" or "deepspeed" in rule.targets or severity is not Severity.ERROR:
+        return f
+    if getattr(view.settings, "training_args", None) or getattr(view.settings, "accelerate", None):
+        return f  # TrainingArguments or an Accelerate YAML name the consumer: not a guess
+    guess = (f" (as {view.consumer} reads it: the consumer is guessed from the file's \"auto\" values; --target "
+             "says which)")
+    return Finding(f.pointer, f.message + guess, help=f.help, at=f.at, span=f.span, severity=f.severity,
+                   fixes=f.fixes, related=f.related, fails_at=f.fails_at)
 
 
 # Findings one rule reports in one document before it stops looking: a DeepSpeed config has a few, and each costs up

@@ -12,9 +12,7 @@ that torch class: none of them is on the list. Adam, AdamW, Adagrad, Lion and Mu
 names lower-case to DeepSpeed's optimizers; only `torch_adam: true` builds them.
 
 The HF Trainer sets `zero_allow_untested_optimizer` itself only when the config has NO optimizer section (it then
-builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer. Raw DeepSpeed
-with no optimizer section runs the optimizer the code passes to `deepspeed.initialize` through the same check: a
-warning states that condition (zerolint cannot see the code; Accelerate sets the flag for a torch optimizer).
+builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer.
 
 Fix (unsafe: it runs ZeRO with an optimizer DeepSpeed has not tested): set `zero_allow_untested_optimizer: true`."""
 
@@ -36,16 +34,11 @@ FLAG = "/zero_allow_untested_optimizer"
 @RULE.check
 def check(view):
     cls, stage = view.optimizer_class, view.zero_stage
+    if cls is None or not stage or cls in dsfacts.ZERO_SUPPORTED_CLASSES:
+        return
     flag = view.node(FLAG)
-    if not stage or (flag is not None and flag.to_python()):
+    if flag is not None and flag.to_python():
         return  # allowed (DeepSpeed only warns); any non-empty string ("auto", a template) is truthy here
-    if cls is None:
-        client = _client_optimizer(view, stage, flag)
-        if client is not None:
-            yield client
-        return
-    if cls in dsfacts.ZERO_SUPPORTED_CLASSES:
-        return
     t = view.optimizer_type
     built = cls if cls.startswith(("torch.", "mup.")) else f"DeepSpeed's {cls}"
     fix = (edits.replace_value(view.doc, FLAG, "true") if flag is not None
@@ -63,24 +56,3 @@ def check(view):
         fixes=edits.fixes(edits.make_fix("set zero_allow_untested_optimizer to true", fix, safe=False)),
         fails_at="initialize"
     )
-
-
-def _client_optimizer(view, stage, flag):
-    """No optimizer section for raw DeepSpeed: the optimizer is the one the code passes to deepspeed.initialize, and
-    the same tested-list check applies to it (engine.py:2297-2304). The HF Trainer (no optimizer section) and
-    Accelerate (a torch optimizer) set the flag themselves, so this is for raw DeepSpeed only, as a condition."""
-    if not view.raw_deepspeed or view.node("/optimizer") is not None:
-        return None
-    fix = (edits.replace_value(view.doc, FLAG, "true") if flag is not None
-           else edits.insert_member(view.doc, "", "zero_allow_untested_optimizer", "true"))
-    stage_ptr = "/zero_optimization/stage"
-    return view.finding(
-        stage_ptr if view.has(stage_ptr) else "/zero_optimization",
-        f"no optimizer section, so with ZeRO stage {stage} the optimizer the code passes to deepspeed.initialize "
-        "must be one of ZeRO's tested classes (torch.optim.Adam/AdamW/Adagrad, DeepSpeed's FusedAdam, "
-        "DeepSpeedCPUAdam, FusedLion, ...): if it is another (torch.optim.SGD, apex's FusedAdam, a class of one's "
-        "own), deepspeed.initialize fails with \"AssertionError: You are using an untested ZeRO Optimizer\" unless "
-        "zero_allow_untested_optimizer is true (the HF Trainer and Accelerate set it themselves)",
-        at="value" if view.has(stage_ptr) else "key", severity="warning",
-        help="pass a tested optimizer, or set \"zero_allow_untested_optimizer\": true to run another",
-        fixes=edits.fixes(edits.make_fix("set zero_allow_untested_optimizer to true", fix, safe=False)))
