@@ -59,6 +59,11 @@ def S(desc, default=None, nullable=None, **kw):
 CURRICULUM_READERS = {"files": ["runtime/data_pipeline/data_sampling/data_sampler.py",
                                 "runtime/data_pipeline/curriculum_scheduler.py"],
                       "constants": ["runtime/data_pipeline/constants.py"]}
+# compression/config.py reads each technique's block key by key (get_scalar_param, `in`, [...]): every key it reads
+# is known, whatever model or getter it sits in
+COMPRESSION_READERS = {"files": ["compression/config.py", "compression/compress.py", "compression/helper.py",
+                                 "compression/scheduler.py"],
+                       "constants": ["compression/constants.py"]}
 TRUTHY = {"x-zerolint-truthy": True}  # DeepSpeed tests the value for truth (`if value:`), whatever its type
 CI = {"x-zerolint-case-insensitive": True}  # DeepSpeed lower()/upper()-cases the value before checking
 
@@ -657,7 +662,7 @@ TOP_LEVEL = {
     "compression_training": {
         "@removed": REMOVED("0.19.7", "the compression library has been removed."),
         **LAX("Compression training (see DeepSpeed's compression docs; sub-blocks are plain dicts).", {
-            k: LAX(f"{k} technique (shared_parameters / different_groups).", {})
+            k: LAX(f"{k} technique (shared_parameters / different_groups).", {}, **{"@read_by": COMPRESSION_READERS})
             for k in ("weight_quantization", "activation_quantization", "sparse_pruning", "row_pruning",
                       "head_pruning", "channel_pruning", "layer_reduction")
         }),
