@@ -12,11 +12,11 @@ with PYTHONPATH pointing at the unpacked sdist) plus the hand-maintained part in
 
 Where the DeepSpeed source comes from, per line:
   * 0.19: the installed ``deepspeed`` (must be 0.19.8) unless ``--ds-src`` is given;
-  * 0.16 / 0.17 / 0.18: ``--ds-src PATH`` (only with a single ``--version``), else
-    ``<--src-root>/<full version>`` (default ``/tmp/ds-src/0.16.9`` ...), an unpacked PyPI sdist.
+  * 0.14 / 0.15 / 0.16 / 0.17 / 0.18: ``--ds-src PATH`` (only with a single ``--version``), else
+    ``<--src-root>/<full version>`` (default ``/tmp/ds-src/0.14.5`` ...), an unpacked PyPI sdist.
     ``--fetch`` runs ``pip download --no-deps --no-binary :all: deepspeed==X`` and unpacks it there.
 Old versions import fine from the plain sdist with DS_BUILD_OPS=0 and DS_ACCELERATOR=cpu (no
-workaround needed for 0.16.9, 0.17.6, 0.18.9 with torch 2.13 / pydantic 2.14).
+workaround needed for 0.14.5, 0.15.4, 0.16.9, 0.17.6, 0.18.9 with torch 2.13 / pydantic 2.14).
 
 DeepSpeed 0.14 and older define their models with pydantic v1 (``deepspeed/pydantic_v1.py`` imports ``pydantic.v1``,
 which pydantic 2 still ships); 0.15 and later with pydantic v2. The emitter reads each model through the adapter for
@@ -48,7 +48,7 @@ SCHEMA_DIR = REPO / "src" / "zerolint" / "data" / "schemas"
 GENERATOR = "scripts/gen_schema.py"
 
 # Newest patch release of each supported minor line.
-LINES = {"0.16": "0.16.9", "0.17": "0.17.6", "0.18": "0.18.9", "0.19": "0.19.8"}
+LINES = {"0.14": "0.14.5", "0.15": "0.15.4", "0.16": "0.16.9", "0.17": "0.17.6", "0.18": "0.18.9", "0.19": "0.19.8"}
 INSTALLED_LINE = "0.19"
 DEFAULT_SRC_ROOT = Path(os.environ.get("ZEROLINT_DS_SRC_ROOT", "/tmp/ds-src"))
 
