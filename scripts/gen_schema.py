@@ -12,11 +12,15 @@ with PYTHONPATH pointing at the unpacked sdist) plus the hand-maintained part in
 
 Where the DeepSpeed source comes from, per line:
   * 0.19: the installed ``deepspeed`` (must be 0.19.8) unless ``--ds-src`` is given;
-  * 0.16 / 0.17 / 0.18: ``--ds-src PATH`` (only with a single ``--version``), else
-    ``<--src-root>/<full version>`` (default ``/tmp/ds-src/0.16.9`` ...), an unpacked PyPI sdist.
+  * 0.14 / 0.15 / 0.16 / 0.17 / 0.18: ``--ds-src PATH`` (only with a single ``--version``), else
+    ``<--src-root>/<full version>`` (default ``/tmp/ds-src/0.14.5`` ...), an unpacked PyPI sdist.
     ``--fetch`` runs ``pip download --no-deps --no-binary :all: deepspeed==X`` and unpacks it there.
 Old versions import fine from the plain sdist with DS_BUILD_OPS=0 and DS_ACCELERATOR=cpu (no
-workaround needed for 0.16.9, 0.17.6, 0.18.9 with torch 2.13 / pydantic 2.14).
+workaround needed for 0.14.5, 0.15.4, 0.16.9, 0.17.6, 0.18.9 with torch 2.13 / pydantic 2.14).
+
+DeepSpeed 0.14 and older define their models with pydantic v1 (``deepspeed/pydantic_v1.py`` imports ``pydantic.v1``,
+which pydantic 2 still ships); 0.15 and later with pydantic v2. The emitter reads each model through the adapter for
+its API (PydanticV1 / PydanticV2), which give the same schema layout.
 """
 
 from __future__ import annotations
@@ -37,13 +41,14 @@ import tarfile
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "src" / "zerolint" / "data" / "schemas"
 GENERATOR = "scripts/gen_schema.py"
 
 # Newest patch release of each supported minor line.
-LINES = {"0.16": "0.16.9", "0.17": "0.17.6", "0.18": "0.18.9", "0.19": "0.19.8"}
+LINES = {"0.14": "0.14.5", "0.15": "0.15.4", "0.16": "0.16.9", "0.17": "0.17.6", "0.18": "0.18.9", "0.19": "0.19.8"}
 INSTALLED_LINE = "0.19"
 DEFAULT_SRC_ROOT = Path(os.environ.get("ZEROLINT_DS_SRC_ROOT", "/tmp/ds-src"))
 
@@ -241,6 +246,8 @@ def to_json_value(value):
         return float(value)
     if isinstance(value, BaseModel):
         return to_json_value(value.model_dump(mode="python", by_alias=False))
+    if PydanticV1.handles(type(value)):
+        return to_json_value(value.dict(by_alias=False))
     if isinstance(value, dict):
         return {str(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -273,6 +280,204 @@ def finalize_prop(prop: dict) -> dict:
                 out[k] = v
         return out
     return prop
+
+
+# ----------------------------------------------------------------------------------------------
+# pydantic API adapters: Builder.model_def reads a model only through one of these
+# ----------------------------------------------------------------------------------------------
+
+
+class ModelField(NamedTuple):
+    """One field of a DeepSpeed model, independent of the pydantic API that defines it."""
+    name: str
+    alias: str | None  # the other accepted spelling (pydantic alias), None when there is none
+    input_key: str  # the spelling a probe value is given under when constructing the model
+    description: str | None  # Field(description=...)
+    required: bool
+    default: object  # meaningful when not required and default_factory is None
+    default_factory: object  # a callable or None
+    extra: dict  # DeepSpeed's deprecation metadata: deprecated, new_param, set_new_param, deprecated_msg, ...
+
+
+class PydanticV2:
+    """DeepSpeed 0.15 and later: models subclass pydantic.BaseModel (v2 API)."""
+
+    marker = {}  # what model_def adds to the $defs entry of such a model
+
+    @staticmethod
+    def nested_models(cls) -> list:
+        """cls and every model class its fields' annotations reach (to map pydantic's $defs back to classes)."""
+        import typing
+
+        from pydantic import BaseModel
+        seen = []
+
+        def walk(tp):
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                if tp not in seen:
+                    seen.append(tp)
+                    for f in tp.model_fields.values():
+                        walk(f.annotation)
+                return
+            for a in typing.get_args(tp):
+                walk(a)
+
+        walk(cls)
+        return seen
+
+    @staticmethod
+    def property_schemas(cls) -> tuple[dict, dict]:
+        """(field name -> pydantic's JSON schema of the field, $defs) from model_json_schema()."""
+        from pydantic.json_schema import GenerateJsonSchema
+
+        class Gen(GenerateJsonSchema):
+
+            def handle_invalid_for_json_schema(self, schema, error_info):
+                cls_name = None
+                if schema.get("type") == "is-instance":
+                    c = schema.get("cls")
+                    cls_name = f"{getattr(c, '__module__', '')}.{getattr(c, '__qualname__', c)}".lstrip(".")
+                return {"not": {}, "x-zerolint-python-type": cls_name or error_info}
+
+            def default_schema(self, schema):
+                # defaults are computed by the generator itself (to_json_value)
+                return self.generate_inner(schema["schema"])
+
+            def callable_schema(self, schema):
+                return {"not": {}, "x-zerolint-python-type": "callable"}
+
+        import functools
+
+        import pydantic.json_schema as pjs
+        orig = pjs.to_jsonable_python
+        # json_schema_extra carries DeepSpeed's new_param_fn lambdas; serialise them as repr (then dropped)
+        pjs.to_jsonable_python = functools.partial(orig, fallback=repr)
+        try:
+            js = cls.model_json_schema(by_alias=False, ref_template="#/$defs/{model}", schema_generator=Gen,
+                                       mode="validation")
+        finally:
+            pjs.to_jsonable_python = orig
+        return js.get("properties", {}), js.get("$defs", {})
+
+    @staticmethod
+    def forbids_extra(cls) -> bool:
+        return cls.model_config.get("extra") == "forbid"
+
+    @staticmethod
+    def fields(cls) -> list[ModelField]:
+        from pydantic_core import PydanticUndefined
+        return [ModelField(name=name, alias=f.alias if f.alias and f.alias != name else None, input_key=name,
+                           description=f.description,
+                           required=f.default_factory is None and f.default is PydanticUndefined,
+                           default=f.default, default_factory=f.default_factory,
+                           extra=f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {})
+                for name, f in cls.model_fields.items()]
+
+
+class PydanticV1:
+    """DeepSpeed 0.14 and older: models subclass pydantic.v1.BaseModel (deepspeed/pydantic_v1.py imports
+    ``pydantic.v1`` under pydantic 2). Read through ``__fields__`` (ModelField: alias, allow_none, required,
+    default, default_factory, ``field_info.extra`` for DeepSpeed's ``Field(..., deprecated=True, new_param=...)``
+    kwargs) and ``__config__`` (``extra = "forbid"``). The field schemas come from pydantic v1's own
+    ``field_schema()`` and are brought into the shape pydantic v2 gives the same Python type (``v2_shape``), so
+    that one Builder turns both into the same layout. Its lax mode differs, and x-zerolint-coerces (probed) shows
+    it; the $defs entry says ``x-zerolint-pydantic-v1: true``."""
+
+    marker = {"x-zerolint-pydantic-v1": True}
+
+    @staticmethod
+    def handles(cls) -> bool:
+        try:
+            from pydantic import v1
+        except ImportError:  # pydantic 1.x itself: not the pinned environment
+            return False
+        return isinstance(cls, type) and issubclass(cls, v1.BaseModel)
+
+    @staticmethod
+    def nested_models(cls) -> list:
+        import typing
+        seen = []
+
+        def walk(tp):
+            if PydanticV1.handles(tp):
+                if tp not in seen:
+                    seen.append(tp)
+                    for f in tp.__fields__.values():
+                        walk(f.outer_type_)  # Optional[...] is already stripped here (f.allow_none)
+                return
+            for a in typing.get_args(tp):
+                walk(a)
+
+        walk(cls)
+        return seen
+
+    @staticmethod
+    def property_schemas(cls) -> tuple[dict, dict]:
+        from pydantic.v1.schema import SkipField, field_schema, get_flat_models_from_model, get_model_name_map
+        name_map = get_model_name_map(get_flat_models_from_model(cls))
+        props, defs = {}, {}
+        for name, f in cls.__fields__.items():
+            try:
+                js, sub_defs, _ = field_schema(f, by_alias=False, model_name_map=name_map,
+                                               ref_template="#/$defs/{model}")
+            except SkipField:  # a Callable: v1 leaves it out of the schema (the v2 adapter's callable_schema)
+                js, sub_defs = {"not": {}, "x-zerolint-python-type": "callable"}, {}
+            except ValueError:  # an arbitrary Python type (v2: handle_invalid_for_json_schema)
+                t = f.outer_type_
+                js = {"not": {}, "x-zerolint-python-type": f"{getattr(t, '__module__', '')}."
+                                                            f"{getattr(t, '__qualname__', t)}".lstrip(".")}
+                sub_defs = {}
+            defs.update(sub_defs)
+            props[name] = PydanticV1.v2_shape(js, nullable=f.allow_none)
+        return props, defs
+
+    @staticmethod
+    def v2_shape(node, nullable: bool = False):
+        """pydantic v1's JSON schema of a field -> the one pydantic v2 writes for the same Python type:
+          * a $ref with siblings (title, default) is wrapped as ``allOf: [{$ref}]``: unwrapped (v2 writes the $ref);
+          * a dict of arbitrary values is ``{"type": "object"}``: v2 adds ``additionalProperties: true`` (the same
+            meaning);
+          * ``Optional[X]``, and v1's implicit optional ``x: bool = None`` (``allow_none``), is rendered as X
+            alone although v1 accepts null: v2's ``anyOf: [X, {"type": "null"}]``."""
+        if isinstance(node, list):
+            return [PydanticV1.v2_shape(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: PydanticV1.v2_shape(v) if k not in ("default", "enum", "const") else v for k, v in node.items()}
+        wrapped = out.get("allOf")
+        if (isinstance(wrapped, list) and len(wrapped) == 1 and isinstance(wrapped[0], dict)
+                and "$ref" in wrapped[0] and not set(out) - {"allOf", "title", "default", "description"}):
+            out = {**{k: v for k, v in out.items() if k != "allOf"}, **wrapped[0]}
+        if out.get("type") == "object" and not {"properties", "additionalProperties", "patternProperties"} & set(out):
+            out["additionalProperties"] = True
+        if nullable and not PydanticV1.admits_null(out):
+            ann = {k: v for k, v in out.items() if k in ANNOTATION_KEYS or k in DEPRECATION_KEYS}
+            type_part = {k: v for k, v in out.items() if k not in ann}
+            branches = type_part["anyOf"] if set(type_part) == {"anyOf"} else [type_part]
+            out = {**ann, "anyOf": branches + [{"type": "null"}]}
+        return out
+
+    @staticmethod
+    def admits_null(node: dict) -> bool:
+        t = node.get("type")
+        return (t == "null" or isinstance(t, list) and "null" in t or node == {}
+                or any(isinstance(b, dict) and PydanticV1.admits_null(b) for b in node.get("anyOf", ())))
+
+    @staticmethod
+    def forbids_extra(cls) -> bool:
+        return cls.__config__.extra == "forbid"  # pydantic.v1.Extra is a str enum
+
+    @staticmethod
+    def fields(cls) -> list[ModelField]:
+        return [ModelField(name=name, alias=f.alias if f.alias != name else None,
+                           # v1 takes the field name only with allow_population_by_field_name; the alias always
+                           input_key=f.alias, description=f.field_info.description, required=bool(f.required),
+                           default=f.default, default_factory=f.default_factory, extra=dict(f.field_info.extra))
+                for name, f in cls.__fields__.items()]
+
+
+def pydantic_api(cls):
+    return PydanticV1 if PydanticV1.handles(cls) else PydanticV2
 
 
 class Builder:
@@ -313,37 +518,6 @@ class Builder:
             self.defs[name] = self.model_def(cls, section)
         return {"$ref": f"#/$defs/{name}"}
 
-    def pydantic_schema(self, cls):
-        from pydantic.json_schema import GenerateJsonSchema
-
-        class Gen(GenerateJsonSchema):
-
-            def handle_invalid_for_json_schema(self, schema, error_info):
-                cls_name = None
-                if schema.get("type") == "is-instance":
-                    c = schema.get("cls")
-                    cls_name = f"{getattr(c, '__module__', '')}.{getattr(c, '__qualname__', c)}".lstrip(".")
-                return {"not": {}, "x-zerolint-python-type": cls_name or error_info}
-
-            def default_schema(self, schema):
-                # defaults are computed by the generator itself (to_json_value)
-                return self.generate_inner(schema["schema"])
-
-            def callable_schema(self, schema):
-                return {"not": {}, "x-zerolint-python-type": "callable"}
-
-        import functools
-
-        import pydantic.json_schema as pjs
-        orig = pjs.to_jsonable_python
-        # json_schema_extra carries DeepSpeed's new_param_fn lambdas; serialise them as repr (then dropped)
-        pjs.to_jsonable_python = functools.partial(orig, fallback=repr)
-        try:
-            return cls.model_json_schema(by_alias=False, ref_template="#/$defs/{model}", schema_generator=Gen,
-                                         mode="validation")
-        finally:
-            pjs.to_jsonable_python = orig
-
     def convert(self, node, pdefs: dict, section: str, field: str):
         """pydantic property schema -> our type schema (enums inlined, model refs mapped, titles dropped)."""
         if isinstance(node, list):
@@ -382,28 +556,12 @@ class Builder:
                 return cls
         raise KeyError(f"pydantic $def {pyd_name!r} has no matching model class")
 
-    def collect_models(self, cls, seen=None):
-        import typing
-
-        from pydantic import BaseModel
-        seen = seen if seen is not None else []
-
-        def walk(tp):
-            if isinstance(tp, type) and issubclass(tp, BaseModel):
-                if tp not in seen:
-                    seen.append(tp)
-                    for f in tp.model_fields.values():
-                        walk(f.annotation)
-                return
-            for a in typing.get_args(tp):
-                walk(a)
-
-        walk(cls)
-        return seen
-
-    def coerces(self, cls, name: str, type_schema: dict) -> list:
+    def coerces(self, cls, key: str, type_schema: dict) -> list:
         """JSON types that DeepSpeed's model (pydantic lax mode + its validators) accepts for this field besides
-        the declared ones: verified by constructing the model with only that field set to a probe value."""
+        the declared ones: verified by constructing the model with only that field set to a probe value (under
+        ``key``). The probes are the same for pydantic v1 and v2; the model decides. Under v2 a non-integral number
+        (1.5) for an int and any non-string for a str are rejected; pydantic v1 (DeepSpeed 0.14) truncates 1.5 to 1
+        (``int(v)``) and turns 1, 1.5 and true into "1", "1.5" and "True"."""
         t = type_schema.get("type")
         types = t if isinstance(t, list) else [t] if t else []
         if not types or set(types) - {"boolean", "integer", "number", "string", "null", "array"}:
@@ -411,8 +569,10 @@ class Builder:
         if "const" in type_schema:
             return []
         # Several probe values where a range constraint could reject the first (offload ratio is 0..1).
-        probes = {"boolean": {"string": "true", "integer": 1}, "integer": {"string": ("1", "8"), "boolean": True},
+        probes = {"boolean": {"string": "true", "integer": 1},
+                  "integer": {"string": ("1", "8"), "boolean": True, "number": (1.5, 8.5)},
                   "number": {"string": ("1.5", "0.5"), "boolean": True},
+                  "string": {"integer": 1, "number": 1.5, "boolean": True},
                   "array": {"string": "x"}}  # a before-validator that wraps one string (leaf_module.names)
         if "enum" in type_schema:
             # An integer enum (ZeRO stage): lax mode still converts "3" and true (-> 1) before the enum check.
@@ -430,7 +590,7 @@ class Builder:
                         continue
                     for value in probe if isinstance(probe, tuple) else (probe,):
                         try:
-                            cls(**{name: value})
+                            cls(**{key: value})
                         except Exception:
                             continue
                         found.append(jtype)
@@ -440,15 +600,14 @@ class Builder:
         return sorted(found)
 
     def model_def(self, cls, section: str) -> dict:
-        from pydantic_core import PydanticUndefined
+        api = pydantic_api(cls)
         self._model_candidates = getattr(self, "_model_candidates", [])
-        for c in self.collect_models(cls):
+        for c in api.nested_models(cls):
             if c not in self._model_candidates:
                 self._model_candidates.append(c)
-        js = self.pydantic_schema(cls)
-        pprops, pdefs = js.get("properties", {}), js.get("$defs", {})
+        pprops, pdefs = api.property_schemas(cls)
         docs = field_docstrings(cls)
-        strict = cls.model_config.get("extra") == "forbid"
+        strict = api.forbids_extra(cls)
         out = {}
         desc = first_paragraph(cls.__dict__.get("__doc__"))
         if desc:
@@ -456,7 +615,8 @@ class Builder:
         out["type"] = "object"
         props = {}
         required = []
-        for name, f in cls.model_fields.items():
+        for f in api.fields(cls):
+            name = f.name
             path = f"{section}.{name}"
             type_schema = self.convert(pprops.get(name, {}), pdefs, section, name)
             prop = {}
@@ -469,7 +629,7 @@ class Builder:
                     prop["default"] = to_json_value(f.default_factory())
                 except (ValueError, TypeError):
                     pass
-            elif f.default is PydanticUndefined:
+            elif f.required:
                 required.append(name)
             else:
                 try:
@@ -486,7 +646,7 @@ class Builder:
             override = self.resolve(override, path, prop=False) if override else None  # @since/@variants
             if override:
                 prop.update(override)
-            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            extra = f.extra
             if extra.get("deprecated"):
                 prop["deprecated"] = True
                 if extra.get("new_param"):
@@ -495,10 +655,10 @@ class Builder:
                     prop["x-zerolint-deprecated-msg"] = extra["deprecated_msg"]
                 if extra.get("new_param") and extra.get("set_new_param", True) is False:
                     prop["x-zerolint-sets-new-param"] = False
-            co = self.coerces(cls, name, type_schema)
+            co = self.coerces(cls, f.input_key, type_schema)
             if co:
                 prop["x-zerolint-coerces"] = co
-            alias = f.alias if f.alias and f.alias != name else None
+            alias = f.alias
             if alias:
                 prop["x-zerolint-aliases"] = [alias]
             self.apply_overlay(prop, path, strict=strict)
@@ -532,6 +692,7 @@ class Builder:
         src = class_source(cls)
         if src:
             out["x-zerolint-source"] = src
+        out.update(api.marker)
         return out
 
     # -- curated overlays --------------------------------------------------------------------------

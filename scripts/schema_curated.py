@@ -6,8 +6,8 @@ generated from the DeepSpeed version under generation.
 
 Format: plain JSON-Schema fragments plus generator directives (keys starting with ``@``, stripped on output):
   ``@since`` / ``@until``  version gate (inclusive / exclusive) against the full DeepSpeed version generated
-                           (0.16.9, 0.17.6, 0.18.9, 0.19.8). Where only the minor line was checked the gate
-                           says ``0.X.0``; the comment says which releases were compared.
+                           (0.14.5, 0.15.4, 0.16.9, 0.17.6, 0.18.9, 0.19.8). Where only the minor line was checked
+                           the gate says ``0.X.0``; the comment says which releases were compared.
   ``@variants``            list of gated alternatives merged over the node; the first that matches wins.
   ``@model``               ``module:Class`` of a DeepSpeed pydantic model -> ``{"$ref": "#/$defs/Class"}``.
   ``@section``             ``"lax"`` (plain dict, unknown keys ignored) or ``"init"`` (dict splatted into a
@@ -190,8 +190,14 @@ TOP_LEVEL = {
         "Let the engine manage gradient accumulation boundaries. false is incompatible with pipeline "
         "parallelism, DeepCompile and overlap_comm on ZeRO stage 0/1.", True, **{"@since": "0.19.0"}),
     # constants.py:45-46; config.py:252-253. 0 gives ZeroDivisionError at the first step (engine.py:3552-3555)
-    "steps_per_print": I("Print a progress report every N training steps (None: never). The docs say 10, the "
-                         "code default is None.", None, minimum=1),
+    # 0.14.5 constants.py:80 says 10 (0.15.4 constants.py:80: None); 0.14.5 engine.py:2160 computes
+    # `% self.steps_per_print()` unguarded, so null raises TypeError at the first step (0.15.4 engine.py:2167 checks
+    # for None). Only 0.14.5 and 0.15.4 compared.
+    "steps_per_print": {**I("Print a progress report every N training steps (None: never). The docs say 10, the "
+                            "code default is None.", None, minimum=1),
+                        "@variants": [{"@until": "0.15.0", "default": 10, "type": "integer",
+                                       "description": "Print a progress report every N training steps. null "
+                                                      "raises TypeError at the first step."}, {}]},
     # constants.py:202-203; config.py:268-269. Default 0.0 until 0.19.3 (PR #8068), 1.0 after;
     # 0.18.9 constants.py:254, 0.16.9 constants.py:215 say 0.
     "gradient_clipping": {
@@ -213,11 +219,25 @@ TOP_LEVEL = {
     "communication_data_type": S("Dtype of gradient communication (None: follow the training precision). "
                                  "Case-insensitive in DeepSpeed (lower-cased before the check); other values "
                                  "raise ValueError at parse.", None, enum=PRECISION_ENUM + [None], **CI),
+    # 0.14.5 / 0.15.4 constants.py:252-253 read the key "seq_parallel_comm_data_type" (0.15.4 config.py:811-812,
+    # 0.14.5 config.py:809-810; get_communication_data_type at config.py:251-265 of both: lower-cased, else
+    # ValueError, verified with DeepSpeedConfig of 0.14.5 and 0.15.4); 0.16.9 constants.py:252
+    # renamed it to the name the format string (constants.py:248-250) always documented. Only 0.15.4 and 0.16.9
+    # compared.
+    "seq_parallel_comm_data_type": S(
+        "Dtype of sequence-parallel communication (the key DeepSpeed reads before 0.16; the documented "
+        "seq_parallel_communication_data_type is not read). Case-insensitive in DeepSpeed; other values raise "
+        "ValueError at parse.", "fp32", enum=PRECISION_ENUM + [None], **CI, **{"@until": "0.16.0"}),
     # constants.py:228-236 (the accelerator-dependent default at 230-234 is overwritten by line 236); null is
     # returned as None (config.py:219-222) and the engine falls back to communication_data_type (engine.py:2182)
-    "seq_parallel_communication_data_type": S(
+    "seq_parallel_communication_data_type": {**S(
         "Dtype of sequence-parallel communication. Case-insensitive in DeepSpeed; other values raise ValueError "
         "at parse.", "fp32", enum=PRECISION_ENUM + [None], **CI),
+        "@variants": [{"@since": "0.16.0"}, {
+            "description": "Documented name (constants.py:248-250) of seq_parallel_comm_data_type, which is the "
+                           "key DeepSpeed reads before 0.16: this one is not read.",
+            "x-zerolint-ignored": "not read before DeepSpeed 0.16 (the key read is seq_parallel_comm_data_type, "
+                                  "0.15.4 constants.py:252); the value is silently ignored"}]},
     # constants.py:39-40; engine.py:2297-2304
     "zero_allow_untested_optimizer": B("Allow ZeRO with an optimizer outside DeepSpeed's tested list.", False),
     # constants.py:41-42; engine.py:2342-2346
@@ -248,12 +268,14 @@ TOP_LEVEL = {
     # (0.16.9 reads it only in deepspeed/__init__.py:159-161)
     # config.py:466-469 (0.17.6: 679-680): the key's mere presence makes DeepSpeed divide the world size by its
     # value, so an explicit null raises TypeError at parse (0.16.9 does not read it there).
+    # Not read anywhere in 0.14.5 (grep of deepspeed/); 0.15.4 __init__.py:159-161 reads both. Only 0.14.5 and
+    # 0.15.4 compared.
     "sequence_parallel_size": {**I("Sequence-parallel degree; divides the world size for the batch arithmetic and, "
                                    "with data_parallel_size, builds the device mesh.", None, minimum=1),
-                               "@variants": [{"@since": "0.17.0", "type": "integer"}, {}]},
-    # deepspeed/__init__.py:543-546 (0.16.9: __init__.py:159-161)
+                               "@variants": [{"@since": "0.17.0", "type": "integer"}, {}], "@since": "0.15.0"},
+    # deepspeed/__init__.py:543-546 (0.15.4, 0.16.9: __init__.py:159-161; absent in 0.14.5)
     "data_parallel_size": I("Data-parallel degree, used with sequence_parallel_size to build the device mesh.",
-                            None, minimum=1),
+                            None, minimum=1, **{"@since": "0.15.0"}),
     # constants.py:419-420; config.py:375-376
     "use_data_before_expert_parallelism": B("Build data-parallel groups before expert-parallel groups.", False),
     # config.py:288-315; constants.py:25-30
@@ -281,10 +303,14 @@ TOP_LEVEL = {
                                    "allgather_bucket_size), false stage 0; logs a deprecation warning.")}],
     },
     # zero/config.py:62-63: only read when zero_optimization is a bool
-    # zero/config.py:60-78: passed to DeepSpeedZeroConfig as allgather_bucket_size (same type, range, coercion)
-    "allgather_size": I("Legacy: allgather bucket size, read only when zero_optimization is a boolean.", 500000000,
-                        deprecated=True, minimum=0,
-                        **{"x-zerolint-coerces": ["boolean", "string"], "x-zerolint-pydantic": True}),
+    # zero/config.py:60-78: passed to DeepSpeedZeroConfig as allgather_bucket_size (same type, range, coercion;
+    # 0.14.5 zero/config.py:53-71, a pydantic v1 model that also truncates a float: its generated
+    # zero_optimization.allgather_bucket_size says x-zerolint-coerces ["boolean", "number", "string"])
+    "allgather_size": {**I("Legacy: allgather bucket size, read only when zero_optimization is a boolean.",
+                           500000000, deprecated=True, minimum=0,
+                           **{"x-zerolint-coerces": ["boolean", "string"], "x-zerolint-pydantic": True}),
+                       "@variants": [{"@until": "0.15.0", "x-zerolint-coerces": ["boolean", "number", "string"]},
+                                     {}]},
     # precision_config.py:95-97 (pydantic since 0.17.1); 0.16.9 config.py:165-240 reads a plain dict
     "fp16": {
         "@variants": [
@@ -314,7 +340,10 @@ TOP_LEVEL = {
                                         "BF16 mixed precision (strict).")},
             {"@until": "0.17.1", **LAX(
                 "BF16 mixed precision (plain dict before 0.17.1; values used raw).", {
-                    # 0.16.9 config.py:168-182
+                    # 0.16.9 config.py:168-182 (0.14.5 / 0.15.4: config.py:166-178)
+                    # immediate_grad_update: False is the default of 0.14.5 / 0.15.4 constants.py:131; 0.16.9
+                    # constants.py:131 says True (with a bf16 section present), so the 0.16 schema's false is wrong
+                    # there. Not changed here: the committed 0.16 file is kept byte-identical.
                     "enabled": B("Enable bf16 mixed precision.", False),
                     "immediate_grad_update": B("Apply gradients to the fp32 copy immediately.", False),
                 })},
@@ -342,13 +371,16 @@ TOP_LEVEL = {
     # comm/config.py:21-25
     "comms_logger": MODEL("deepspeed.comm.config:CommsLoggerConfig",
                           "Communication logger; enabled by the mere presence of the section."),
-    # config.py:584
-    "compile": MODEL("deepspeed.compile.config:CompileConfig", "torch.compile / DeepCompile options."),
+    # config.py:584. deepspeed/compile/ is absent in 0.15.4 (0.16.9 config.py:34, 916). Only 0.15.4 and 0.16.9
+    # compared.
+    "compile": MODEL("deepspeed.compile.config:CompileConfig", "torch.compile / DeepCompile options.",
+                     **{"@since": "0.16.0"}),
     # config.py:359-372
     "hybrid_engine": MODEL("deepspeed.runtime.config:HybridEngineConfig", "Hybrid (train + inference) engine."),
-    # tensor_parallel/config.py:148-152
+    # tensor_parallel/config.py:148-152. deepspeed/runtime/tensor_parallel/ is absent in 0.15.4 (0.16.9
+    # config.py:66, 919). Only 0.15.4 and 0.16.9 compared.
     "tensor_parallel": MODEL("deepspeed.runtime.tensor_parallel.config:TPTrainingConfig",
-                             "AutoTP tensor-parallel training."),
+                             "AutoTP tensor-parallel training.", **{"@since": "0.16.0"}),
     # utils/config.py:27-32: plain dict, only "throughput" is read (a model)
     "timers": LAX("Timers (plain dict; only throughput is read).", {
         "throughput": MODEL("deepspeed.utils.config:DeepSpeedThroughputTimerConfig", "Throughput timer."),
@@ -378,17 +410,23 @@ TOP_LEVEL = {
         "detailed": B("Print the detailed profile.", True),
         "output_file": S("Output file (None: stdout).", None),
     }),
-    # swap_tensor/aio_config.py:20-43, swap_tensor/constants.py:18-30 (identical in 0.16.9 .. 0.19.8)
+    # swap_tensor/aio_config.py:20-43, swap_tensor/constants.py:18-30 (identical in 0.16.9 .. 0.19.8).
+    # 0.15.4 swap_tensor/constants.py:23-30 / aio_config.py:20-35: thread_count instead of intra_op_parallelism;
+    # 0.14.5 aio_config.py:18-29 also lacks use_gds. Only 0.14.5, 0.15.4 and 0.16.9 compared.
     "aio": LAX("Async I/O for NVMe offload (ZeRO-Infinity).", {
         "block_size": I("I/O block size in bytes.", 1048576),
         "queue_depth": I("I/O queue depth.", 8),
-        "intra_op_parallelism": I("Parallel I/O threads per operation (renamed from thread_count in 0.16.4).", 1),
+        "intra_op_parallelism": I("Parallel I/O threads per operation (renamed from thread_count in 0.16.4).", 1,
+                                  **{"@since": "0.16.0"}),
         "single_submit": B("Submit requests one at a time.", False),
         "overlap_events": B("Overlap event submission and completion.", True),
-        "use_gds": B("Use GPUDirect Storage (asserts a CUDA accelerator at parse, aio_config.py:38-39).", False),
-        "thread_count": I("Documented name of intra_op_parallelism; not read.", None,
-                          **{"x-zerolint-ignored": "renamed to intra_op_parallelism in DeepSpeed 0.16.4 with no "
-                                                   "alias; the value is silently ignored"}),
+        "use_gds": B("Use GPUDirect Storage (asserts a CUDA accelerator at parse, aio_config.py:38-39).", False,
+                     **{"@since": "0.15.0"}),
+        "thread_count": {**I("Documented name of intra_op_parallelism; not read.", None), "@variants": [
+            {"@since": "0.16.0", "x-zerolint-ignored": "renamed to intra_op_parallelism in DeepSpeed 0.16.4 with no "
+                                                       "alias; the value is silently ignored"},
+            {"description": "Parallel I/O threads per operation (renamed intra_op_parallelism in 0.16).",
+             "default": 1, "type": "integer"}]},
     }),
     # config.py:379-406 (tag_validation, load_universal, use_node_local_storage, parallel_write);
     # model_checkpointing/config.py:22-77 (checkpoint_serialization, writer; 0.17.0+, absent in 0.16.9)
@@ -464,11 +502,15 @@ TOP_LEVEL = {
     "data_efficiency": LAX("Data efficiency library (curriculum learning, data routing).", {
         "enabled": B("Enable the data efficiency library.", False),
         "seed": I("Random seed.", 1234),
-        "data_sampling": LAX("Data sampling (unknown keys are copied through).", {
+        # 0.15.4 data_pipeline/config.py:41-51 builds a new dict of enabled/num_epochs/num_workers/
+        # curriculum_learning; 0.16.9 config.py:40-49 starts from a copy of the user's dict.
+        "data_sampling": {**LAX("Data sampling (unknown keys are copied through).", {
             "enabled": B("Enable data sampling.", False),
             "num_epochs": I("Epochs.", 1000),
             "num_workers": I("Dataloader workers.", 0),
-            "pin_memory": B("Pin dataloader memory.", False),
+            # 0.16.9 data_pipeline/constants.py:25-26, config.py:74-78; absent in 0.15.4 (and dynamic_batching:
+            # 0.16.9 constants.py:66-83, config.py:95-111). Only 0.15.4 and 0.16.9 compared.
+            "pin_memory": B("Pin dataloader memory.", False, **{"@since": "0.16.0"}),
             "curriculum_learning": LAX("Curriculum learning; when enabled curriculum_metrics is required "
                                        "(data_pipeline/config.py:87-89), other keys are copied through.", {
                                            "enabled": B("Enable curriculum learning.", False),
@@ -481,7 +523,7 @@ TOP_LEVEL = {
                                                    **{"@read_by": CURRICULUM_READERS}),
                                            },
                                        }, **{"@read_by": CURRICULUM_READERS}),
-            "dynamic_batching": LAX("Dynamic batching (data_pipeline/config.py:95-112).", {
+            "dynamic_batching": {**LAX("Dynamic batching (data_pipeline/config.py:95-112).", {
                 "enabled": B("Enable dynamic batching.", False),
                 "max_tokens": I("Token budget per batch (required when enabled).", None),
                 "lr_scaling_method": S("LR scaling.", "linear", nullable=False, enum=["linear", "sqrt", "none"]),
@@ -492,8 +534,10 @@ TOP_LEVEL = {
                                             enum=["random", "seqlen", "dataloader"]),
                 "metrics_path": S("Path of the sequence-length metrics.", None),
                 "verbose": B("Verbose output.", False),
-            }),
-        }),
+            }), "@since": "0.16.0"},
+        }), "@variants": [{"@since": "0.16.0"}, {"description": "Data sampling (only enabled, num_epochs, num_workers "
+                                                                "and curriculum_learning are read; other keys are "
+                                                                "dropped)."}]},
         "data_routing": LAX("Data routing.", {
             "enabled": B("Enable data routing.", False),
             "random_ltd": LAX("Random layerwise token dropping (keys copied through).", {

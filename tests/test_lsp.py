@@ -177,7 +177,7 @@ async def test_hover_key_and_finding(client: LanguageClient, tmp_path):
         "to disabled, optimizer state partitioning, and optimizer+gradient state partitioning, and "
         "optimizer+gradient+parameter partitioning, respectively.\n\n"
         '- type: integer (one of 0, 1, 2, 3) or "auto"\n- default: `0`\n'
-        "- DeepSpeed versions: 0.16 to 0.19 (zerolint's schemas cover 0.16 to 0.19)\n"
+        "- DeepSpeed versions: 0.14 to 0.19 (zerolint's schemas cover 0.14 to 0.19)\n"
         '- "auto" is filled by Accelerate\n\n(schema of DeepSpeed 0.19.8)'))
     # On the misplaced key (after the emoji, in UTF-16 units): no schema entry at the top level, the rule instead.
     hover = await client.text_document_hover_async(types.HoverParams(text_document=uri, position=pos(2, 30)))

@@ -15,7 +15,7 @@ jsonschema = require("jsonschema")
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "src" / "zerolint" / "data" / "schemas"
 SCHEMAS = sorted(SCHEMA_DIR.glob("deepspeed-*.json"))
-LINES = ["0.16", "0.17", "0.18", "0.19"]
+LINES = ["0.14", "0.15", "0.16", "0.17", "0.18", "0.19"]
 
 
 def load(line):
@@ -226,6 +226,82 @@ def test_facts_0_16():
     assert prop(s, "fp16.enabled")["x-zerolint-auto-filled-by"] == ["hf", "accelerate"]
     assert "torch_autocast" not in s["properties"]
     assert prop(s, "zero_optimization.stage3_prefetch_bucket_size")["x-zerolint-alias-of"] == "prefetch_bucket_size"
+    # the key 0.16.9 reads (constants.py:252); the 0.15 spelling is unknown here
+    assert "seq_parallel_comm_data_type" not in s["properties"]
+    assert "x-zerolint-ignored" not in s["properties"]["seq_parallel_communication_data_type"]
+    assert "compile" in s["properties"] and "tensor_parallel" in s["properties"]
+
+
+def test_facts_0_15():
+    """Verified against 0.15.4's source and DeepSpeedConfig (world size 1)."""
+    s = load("0.15")
+    assert s["x-zerolint"]["deepspeed_version"] == "0.15.4"
+    # deepspeed/compile and runtime/tensor_parallel do not exist yet: the keys are unknown (silently ignored)
+    assert "compile" not in s["properties"] and "tensor_parallel" not in s["properties"]
+    assert not any(k in s["$defs"] for k in ("CompileConfig", "TPTrainingConfig", "TPConfig"))
+    # constants.py:252: the key read is seq_parallel_comm_data_type; the documented long name is not read
+    assert type_part(prop(s, "seq_parallel_comm_data_type"))["enum"] == ["fp32", "fp16", "bf16", None]
+    assert "x-zerolint-ignored" in s["properties"]["seq_parallel_communication_data_type"]
+    # aio: thread_count is the real key (renamed intra_op_parallelism in 0.16)
+    aio = s["properties"]["aio"]["properties"]
+    assert "intra_op_parallelism" not in aio and "x-zerolint-ignored" not in aio["thread_count"]
+    assert aio["thread_count"]["default"] == 1 and "use_gds" in aio
+    sampling = prop(s, "data_efficiency.data_sampling")["properties"]
+    assert "dynamic_batching" not in sampling and "pin_memory" not in sampling
+    zero = deref(s, s["properties"]["zero_optimization"])
+    for key in ("module_granularity_threshold", "stage3_module_granularity_threshold", "zeropp_loco_param",
+                "log_trace_cache_warnings"):
+        assert key not in zero["properties"]
+    assert "x-zerolint-pydantic-v1" not in zero  # pydantic v2 from 0.15 on
+    assert prop(s, "zero_optimization.stage")["x-zerolint-coerces"] == ["boolean", "string"]
+    assert prop(s, "zero_optimization.reduce_bucket_size")["x-zerolint-coerces"] == ["boolean", "string"]
+    assert s["properties"]["steps_per_print"]["default"] is None
+    assert "sequence_parallel_size" in s["properties"] and "data_parallel_size" in s["properties"]
+    assert s["properties"]["fp16"]["x-zerolint-unknown"] == "ignored"
+
+
+def test_facts_0_14():
+    """DeepSpeed 0.14.5's models are pydantic v1 (deepspeed/pydantic_v1.py); verified against its source and
+    DeepSpeedConfig (world size 1)."""
+    s = load("0.14")
+    assert s["x-zerolint"]["deepspeed_version"] == "0.14.5"
+    assert s["$defs"] and all(d.get("x-zerolint-pydantic-v1") is True for d in s["$defs"].values())
+    zero = deref(s, s["properties"]["zero_optimization"])
+    assert zero["additionalProperties"] is False and zero["x-zerolint-unknown"] == "rejected"  # Config.extra
+    # comm/config.py:10-16: a plain v1 BaseModel (not DeepSpeedConfigModel), still extra = 'forbid'
+    assert deref(s, s["properties"]["comms_logger"])["additionalProperties"] is False
+    # v1 lax mode: ZeroStageEnum("3") fails but ZeroStageEnum(True) is 1; int(1.5) == 1; str(1) == "1"
+    assert prop(s, "zero_optimization.stage")["x-zerolint-coerces"] == ["boolean"]
+    assert prop(s, "zero_optimization.reduce_bucket_size")["x-zerolint-coerces"] == ["boolean", "number", "string"]
+    assert prop(s, "wandb.project")["x-zerolint-coerces"] == ["boolean", "integer", "number"]
+    assert prop(s, "zero_optimization.contiguous_gradients")["x-zerolint-coerces"] == ["integer", "string"]
+    # `overlap_comm: bool = None` is optional in v1 (allow_none)
+    assert prop(s, "zero_optimization.overlap_comm")["type"] == ["boolean", "null"]
+    assert prop(s, "zero_optimization.offload_param")["anyOf"][1] == {"type": "null"}
+    # Field(..., deprecated=True, new_param=..., set_new_param=False) kwargs (field_info.extra)
+    cpu_offload = prop(s, "zero_optimization.cpu_offload")
+    assert cpu_offload["deprecated"] is True and cpu_offload["x-zerolint-replaced-by"] == "offload_optimizer"
+    assert prop(s, "zero_optimization.cpu_offload_use_pin_memory")["x-zerolint-sets-new-param"] is False
+    alias = prop(s, "zero_optimization.stage3_prefetch_bucket_size")
+    assert alias["x-zerolint-alias-of"] == "prefetch_bucket_size" and alias["default"] == 50_000_000
+    assert type_part(alias)["minimum"] == 0
+    assert prop(s, "zero_optimization.model_persistence_threshold")["default"] == 9223372036854775807
+    # constants.py:80 (None from 0.15); engine.py:2160 divides by it unguarded
+    assert s["properties"]["steps_per_print"]["default"] == 10
+    assert s["properties"]["steps_per_print"]["type"] == "integer"
+    assert "use_gds" not in s["properties"]["aio"]["properties"]
+    # not read anywhere in 0.14.5 (deepspeed/__init__.py reads them from 0.15)
+    assert "sequence_parallel_size" not in s["properties"] and "data_parallel_size" not in s["properties"]
+    assert "seq_parallel_comm_data_type" in s["properties"]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_legacy_allgather_size_coerces_as_its_model_field(line):
+    """allgather_size is handed to DeepSpeedZeroConfig(allgather_bucket_size=...) (curated by hand): it coerces what
+    the generated model field does (pydantic v1 in 0.14 also truncates floats)."""
+    s = load(line)
+    assert (s["properties"]["allgather_size"]["x-zerolint-coerces"]
+            == prop(s, "zero_optimization.allgather_bucket_size")["x-zerolint-coerces"])
 
 
 # (4) the real-world corpus against the 0.19 schema ------------------------------------------------------------

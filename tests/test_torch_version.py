@@ -84,15 +84,21 @@ def test_a_deepspeed_version_outside_the_covered_lines_gets_a_note(tmp_path):
     (tmp_path / "ds.json").write_text(CLI_CONFIG)
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--deepspeed-version", "0.12.6"],
                        capture_output=True, text=True, cwd=tmp_path)
-    assert ("zerolint: note: DeepSpeed 0.12.6 is older than the lines zerolint has facts for (0.16 to 0.19): it "
-            "checks with the 0.16 line's schema and facts, so what changed between 0.12 and 0.16 is not known to "
+    assert ("zerolint: note: DeepSpeed 0.12.6 is older than the lines zerolint has facts for (0.14 to 0.19): it "
+            "checks with the 0.14 line's schema and facts, so what changed between 0.12 and 0.14 is not known to "
             "it\n") in p.stderr
-    p = subprocess.run([sys.executable, "-m", "zerolint", "schema", "--deepspeed-version", "0.14.5"],
+    p = subprocess.run([sys.executable, "-m", "zerolint", "schema", "--deepspeed-version", "0.13.5"],
                        capture_output=True, text=True, cwd=tmp_path)
-    assert p.returncode == 0 and json.loads(p.stdout)["$id"].endswith("deepspeed-0.16.json")
-    assert p.stderr == ("zerolint: note: DeepSpeed 0.14.5 is older than the lines zerolint has facts for (0.16 to "
-                        "0.19): it prints the 0.16 line's schema, so what changed between 0.14 and 0.16 is not known "
+    assert p.returncode == 0 and json.loads(p.stdout)["$id"].endswith("deepspeed-0.14.json")
+    assert p.stderr == ("zerolint: note: DeepSpeed 0.13.5 is older than the lines zerolint has facts for (0.14 to "
+                        "0.19): it prints the 0.14 line's schema, so what changed between 0.13 and 0.14 is not known "
                         "to it\n")
+    # the 0.14 and 0.15 lines have their own schemas (0.14.5's pydantic v1 models): no note
+    for version, line in (("0.14.5", "0.14"), ("0.15.4", "0.15")):
+        p = subprocess.run([sys.executable, "-m", "zerolint", "schema", "--deepspeed-version", version],
+                           capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 0 and json.loads(p.stdout)["$id"].endswith(f"deepspeed-{line}.json")
+        assert p.stderr == ""
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "ds.json", "--deepspeed-version", "0.19.8"],
                        capture_output=True, text=True, cwd=tmp_path)
     assert "note: DeepSpeed" not in p.stderr

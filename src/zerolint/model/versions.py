@@ -8,8 +8,8 @@ import sys
 from functools import lru_cache, total_ordering
 
 DEFAULT_DEEPSPEED_VERSION = "0.19.8"
-# Minor lines we ship a generated schema for (schemas/deepspeed-<line>.json).
-SCHEMA_LINES = ("0.16", "0.17", "0.18", "0.19")
+# Minor lines we ship a generated schema for (schemas/deepspeed-<line>.json), oldest first.
+SCHEMA_LINES = ("0.14", "0.15", "0.16", "0.17", "0.18", "0.19")
 
 
 @total_ordering

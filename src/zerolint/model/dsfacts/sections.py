@@ -40,7 +40,7 @@ GENERIC_KEYS = frozenset({"enabled", "type", "params", "device", "output_path", 
 BATCH_KEYS = ("/train_batch_size", "/train_micro_batch_size_per_gpu", "/gradient_accumulation_steps")
 SEQUENCE_PARALLEL = "/sequence_parallel_size"
 
-# Every top-level key DeepSpeed's config reads: the union of the generated schemas' top-level properties (0.16-0.19;
+# Every top-level key DeepSpeed's config reads: the union of the generated schemas' top-level properties (0.14-0.19;
 # runtime/config.py DeepSpeedConfig._initialize_params and the sub-configs it builds). Content detection
 # (model/detect.py) decides from these whether a JSON object is a DeepSpeed config; tests/test_detect.py keeps the
 # table equal to the schemas'.
@@ -52,11 +52,12 @@ TOP_LEVEL_KEYS = frozenset({
     "expert_parallel", "flops_profiler", "fp16", "gradient_accumulation_steps", "gradient_allreduce_op",
     "gradient_clipping", "gradient_predivide_factor", "graph_harvesting", "hybrid_engine", "log_level",
     "managed_gradient_accumulation", "memory_breakdown", "nebula", "optimizer", "pipeline", "prescale_gradients",
-    "progressive_layer_drop", "quantize_training", "scheduler", "seq_parallel_communication_data_type",
-    "sequence_parallel_size", "sparse_attention", "sparse_gradients", "steps_per_print", "tensor_parallel",
-    "tensorboard", "timers", "torch_autocast", "train_batch_size", "train_micro_batch_size_per_gpu",
-    "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown", "wandb", "weight_quantization",
-    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "zero_optimization",
+    "progressive_layer_drop", "quantize_training", "scheduler", "seq_parallel_comm_data_type",
+    "seq_parallel_communication_data_type", "sequence_parallel_size", "sparse_attention", "sparse_gradients",
+    "steps_per_print", "tensor_parallel", "tensorboard", "timers", "torch_autocast", "train_batch_size",
+    "train_micro_batch_size_per_gpu", "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown",
+    "wandb", "weight_quantization", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer",
+    "zero_optimization",
 })
 
 # Top-level keys that files other than DeepSpeed configs use too, so that their presence alone says nothing:

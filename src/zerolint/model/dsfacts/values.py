@@ -109,6 +109,8 @@ LAX_CHECKED: tuple[tuple[str, str], ...] = (
     ("/gradient_accumulation_steps", "parse"), ("/wall_clock_breakdown", "parse"),
     ("/flops_profiler/enabled", "parse"), ("/communication_data_type", "parse"),
     ("/seq_parallel_communication_data_type", "parse"), ("/gradient_allreduce_op", "parse"),
+    # the name 0.14 / 0.15 read instead (0.15.4 constants.py:252, config.py:251-265; only their schemas have it)
+    ("/seq_parallel_comm_data_type", "parse"),
     ("/checkpoint/tag_validation", "parse"), ("/checkpoint/parallel_write/pipeline_stage", "parse"),
     ("/checkpoint/writer/type", "parse"), ("/checkpoint/writer/data_parallel", "parse"),
     ("/data_types/keep_in_fp32_modules", "parse"), ("/torch_autocast/dtype", "parse"),
@@ -133,6 +135,7 @@ AUTO_CRASHES: tuple[tuple[str, str, str], ...] = (
     ("/flops_profiler/enabled", "parse", "TypeError: unsupported operand type(s) for |"),
     ("/communication_data_type", "parse", "ValueError: not one of fp32, fp16, bf16"),
     ("/seq_parallel_communication_data_type", "parse", "ValueError: not one of fp32, fp16, bf16"),
+    ("/seq_parallel_comm_data_type", "parse", "ValueError: not one of fp32, fp16, bf16"),  # 0.14 / 0.15
     ("/gradient_clipping", "the first step", "TypeError: '>' not supported between instances of 'str' and 'float'"),
     ("/steps_per_print", "the first step", "TypeError: unsupported operand type(s) for %: 'int' and 'str'"),
     ("/optimizer/type", "initialize", "AssertionError: auto is not a supported DeepSpeed Optimizer"),
