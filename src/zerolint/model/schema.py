@@ -66,6 +66,8 @@ class Schema:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
         self.defs: dict[str, Any] = raw.get("$defs", {})
+        # DeepSpeed before 0.15 built its models on pydantic v1, whose int() takes any float (1e20 too)
+        self.pydantic_v1 = any(isinstance(d, dict) and d.get("x-zerolint-pydantic-v1") for d in self.defs.values())
 
     @property
     def deepspeed_version(self) -> str:
@@ -221,8 +223,8 @@ class Schema:
         if skip(node):
             return
         problem = self.mismatch(node, s)
-        if problem is None and pydantic and node.kind == NUMBER and isinstance(node.value, float) \
-                and abs(node.value) >= 2 ** 63 and self._integer_only(s):
+        if problem is None and pydantic and not self.pydantic_v1 and node.kind == NUMBER \
+                and isinstance(node.value, float) and abs(node.value) >= 2 ** 63 and self._integer_only(s):
             # pydantic turns a float into a 64-bit integer: 1e19 fails where the int 10000000000000000000 passes
             problem = ("range", "a whole number below 9.2e18 (2**63) when written with an exponent or a "
                                 "decimal point")
@@ -341,7 +343,8 @@ def _truth(node: Node) -> bool:
 
 
 def _coerce(node: Node, types: list[str]) -> Any:
-    """What pydantic v2's lax mode turns the value into for one of `types`, or _NO."""
+    """What pydantic's lax mode turns the value into for one of `types`, or _NO (v2's rules; v1's only where the
+    schema's x-zerolint-coerces admits a kind v2 refuses)."""
     v = node.value
     for t in types:
         if t == "boolean":
@@ -357,8 +360,10 @@ def _coerce(node: Node, types: list[str]) -> Any:
                 if num is None:
                     continue
                 return num
-        elif t == "string" and node.kind == NUMBER:
-            continue  # pydantic v2 does not turn numbers into strings
+        elif t == "string" and node.kind in (NUMBER, BOOL):
+            # only reached where the schema lists the kind in x-zerolint-coerces: pydantic v1 (DeepSpeed before
+            # 0.15) makes str(value) of a number or boolean; v2 turns neither into a string
+            return str(v)
         elif t == "array" and node.kind == STRING:
             return [v]  # only where the model's own validator wraps a string (x-zerolint-coerces)
     return _NO

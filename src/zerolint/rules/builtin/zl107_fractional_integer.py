@@ -2,7 +2,9 @@
 integer fields accept `5e8` or `3.0` but reject `15099494.4` ("Input should be a valid integer, got a number
 with a fractional part"). The HF Trainer used to write exactly such values when filling
 `stage3_prefetch_bucket_size: "auto"` with 0.9 × hidden² (deepspeedai/DeepSpeed#6525, fixed in
-huggingface/transformers#33402), and configs copied from such runs carry them."""
+huggingface/transformers#33402), and configs copied from such runs carry them. Before 0.15 pydantic v1 truncates a
+float in a model's int field (not reported here), but the plain-dict keys (the batch sizes) reach DeepSpeed's
+arithmetic as floats in every line: `8.5 != 8 * 1 * 1` fails the batch assertion (parse differential, 0.14.5)."""
 
 import math
 
@@ -13,7 +15,6 @@ RULE = Rule(
     name="fractional-integer",
     severity="error",
     summary="A fractional number where DeepSpeed requires an integer",
-    versions=">=0.15.0",
     evidence="https://github.com/deepspeedai/DeepSpeed/issues/6525; https://github.com/huggingface/transformers/pull/33402",
     fixable="safe",
 )
@@ -25,6 +26,8 @@ def check(view):
         node = issue.node
         if not math.isfinite(node.value):
             continue  # NaN, Infinity, 1e400: ZL008
+        if not view.since(">=0.15.0") and view.is_strict(issue.pointer.rsplit("/", 1)[0]):
+            continue  # pydantic v1 (before 0.15) truncates a float into an int field
         outcome = view.invalid_value(issue.pointer)
         yield view.finding(issue.pointer,
                            f"{view.path(issue.pointer)} is {node.raw}, which has a fractional part, but it must be "

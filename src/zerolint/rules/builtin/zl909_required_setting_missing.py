@@ -32,15 +32,16 @@ SAMPLING = "/data_efficiency/data_sampling"
 # Blocks whose params getter pops `enabled` without a default until 0.19.8 removed them (get_amp_params,
 # get_pld_params, data_pipeline/config.py get_curriculum_params_legacy)
 POPS_ENABLED = ("amp", "progressive_layer_drop", "curriculum_learning")
-REQUIRED = (  # (block, key, what DeepSpeed raises, the first release that no longer reads the block)
+REQUIRED = (  # (block, key, what DeepSpeed raises, the versions that read the block)
     (f"{SAMPLING}/curriculum_learning", "curriculum_metrics",
-     "AssertionError: Curriculum learning is enabled, curriculum_metrics must be specified", None),
+     "AssertionError: Curriculum learning is enabled, curriculum_metrics must be specified", "*"),
+    # dynamic batching arrived in 0.16.0 (0.15.4 data_pipeline/config.py has no such block)
     (f"{SAMPLING}/dynamic_batching", "max_tokens",
-     "AssertionError: Dynamic batching is enabled, so max_tokens must be specified", None),
+     "AssertionError: Dynamic batching is enabled, so max_tokens must be specified", ">=0.16.0"),
     ("/elasticity", "max_train_batch_size", "ElasticityConfigError: Elasticity config missing max_train_batch_size",
-     "0.19.8"),
+     "<0.19.8"),
     ("/elasticity", "micro_batch_sizes", "ElasticityConfigError: Elasticity config missing micro_batch_sizes",
-     "0.19.8"),
+     "<0.19.8"),
 )
 
 
@@ -52,9 +53,9 @@ def _truthy(view, node) -> bool:
 
 @RULE.check
 def check(view):
-    for block, key, said, removed in REQUIRED:
-        if removed is not None and view.since(f">={removed}"):
-            continue  # the block is removed there (ZL701)
+    for block, key, said, versions in REQUIRED:
+        if not view.since(versions):
+            continue  # no code of this version reads the block (removed there: ZL701)
         node = view.node(block)
         enabled = node.get("enabled") if node is not None and node.kind == "object" else None
         if enabled is None or not _truthy(view, enabled):
