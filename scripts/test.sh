@@ -2,7 +2,7 @@
 # The project's test command (README, .ci/run): make a venv, install zerolint with everything its tests need,
 # run pytest. Extra arguments go to pytest.
 #
-# What it downloads into .venv (once), and the sources of DeepSpeed 0.16.9, 0.17.6 and 0.18.9 into .cache/deepspeed-src: the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8, transformers and
+# What it downloads into .venv (once), and the sources of DeepSpeed 0.14.5, 0.15.4, 0.16.9, 0.17.6 and 0.18.9 into .cache/deepspeed-src: the CPU build of torch 2.13.0 (~200 MB), deepspeed 0.19.8, transformers and
 # accelerate (the [hf] extra: tests/test_verify_hf.py, tests/test_hf_differential.py) and the test
 # tools (pytest, hypothesis, jsonschema, pydantic, pre-commit, import-linter, ruff, pygls and pytest-lsp for the
 # language server). Where torch comes from:
@@ -43,7 +43,7 @@ python -m pip install -q "$TORCH_SPEC" -e '.[test,verify,hf]'
 # DeepSpeed's older lines, for the parse differential against each (tests/differential/test_lines.py): their
 # sources, unpacked once into .cache/deepspeed-src (the config code is plain Python, imported through PYTHONPATH;
 # nothing is built or installed).
-for v in 0.16.9 0.17.6 0.18.9; do
+for v in 0.14.5 0.15.4 0.16.9 0.17.6 0.18.9; do
     src=.cache/deepspeed-src/$v
     if [ ! -f "$src/deepspeed/__init__.py" ]; then
         mkdir -p .cache/deepspeed-src/dl

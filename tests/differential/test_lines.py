@@ -1,11 +1,11 @@
 """The parse differential against DeepSpeed's older lines (issue 23, item 3): zerolint checked with
-`--deepspeed-version 0.16.9` / `0.17.6` / `0.18.9` against that release's own parse, on every fixture, corpus and
-seed config and 2,000 seeded mutations. Each release is imported from its unpacked sdist (its config code is plain
-Python; scripts/test.sh fetches them into .cache/deepspeed-src). 0 disagreements beyond the CPU host's own oddities that
-allowlist.toml lists for 0.19.8 too (GDS on a CPU machine).
+`--deepspeed-version` set to one release of each line from 0.14 to 0.18 (0.14.5 ... 0.18.9) against that
+release's own parse, on every fixture, corpus and seed config and 2,000 seeded mutations. Each release is imported
+from its unpacked sdist (its config code is plain Python; scripts/test.sh fetches them into .cache/deepspeed-src).
+0 disagreements beyond the CPU host's own oddities that allowlist.toml lists for 0.19.8 too (GDS on a CPU machine).
 
-The 0.16 line reads its plain-dict fp16 block only when fp16 is enabled (by truthiness) and computes
-`2**initial_scale_power` at parse; its bf16 null is not "absent" (docs/differential.md)."""
+What the old lines do differently is in docs/differential.md: plain-dict fp16/bf16 blocks read by truthiness before
+0.17.1, pydantic v1 models before 0.15, keys and checks that arrived later."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from . import harness, mutations
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = Path(os.environ.get("ZEROLINT_DEEPSPEED_SOURCES", ROOT / ".cache" / "deepspeed-src"))
-LINES = ("0.16.9", "0.17.6", "0.18.9")
+LINES = ("0.14.5", "0.15.4", "0.16.9", "0.17.6", "0.18.9")
 COUNT = 2000
 
 pytestmark = [

@@ -7,6 +7,7 @@ from ..document import NUMBER, OBJECT, STRING
 from ..dsfacts import DTYPE_NAMES
 from ..schema import _FALSE as PYDANTIC_FALSE
 from ..schema import _TRUE as PYDANTIC_TRUE
+from ..schema import _truth
 from .core import ViewCore
 
 
@@ -28,6 +29,8 @@ class PrecisionFacet(ViewCore):
             return not self.since(">=0.17.1")
         if en.kind == "boolean":
             return en.value
+        if not self.since(">=0.17.1"):
+            return _truth(en)  # a plain dict before 0.17.1: `if enabled:` of whatever is there ([false] is on)
         if en.kind == NUMBER:
             return bool(en.value)
         if en.kind == STRING:

@@ -107,6 +107,9 @@ class ValuesFacet(ViewCore):
         parent = jp.parent(pointer)
         if self.is_strict(parent):
             return "error", "DeepSpeed rejects the config at parse (pydantic ValidationError)"
+        own = self.prop_schema(pointer)
+        if isinstance(own, dict) and own.get("x-zerolint-ignored"):
+            return "warning", f"DeepSpeed {self.version} never reads this key, so nothing fails (ZL905 says why)"
         for prefix, when in LAX_CHECKED:
             if pointer == prefix or (prefix.endswith("/") and pointer.startswith(prefix)):
                 return "error", f"DeepSpeed fails at {when}"

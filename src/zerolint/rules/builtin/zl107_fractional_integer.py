@@ -26,10 +26,17 @@ def check(view):
         node = issue.node
         if not math.isfinite(node.value):
             continue  # NaN, Infinity, 1e400: ZL008
-        if not view.since(">=0.15.0") and view.is_strict(issue.pointer.rsplit("/", 1)[0]):
-            continue  # pydantic v1 (before 0.15) truncates a float into an int field
+        if (not view.since(">=0.15.0") and view.is_strict(issue.pointer.rsplit("/", 1)[0])
+                and not _enum(issue.schema)):
+            continue  # pydantic v1 (before 0.15) truncates a float into an int field (an enum takes no 2.5)
         outcome = view.invalid_value(issue.pointer)
         yield view.finding(issue.pointer,
                            f"{view.path(issue.pointer)} is {node.raw}, which has a fractional part, but it must be "
                            f"an integer: {outcome.text}", at="value", severity=outcome.severity,
                            fails_at=outcome.fails_at, help=f"write {int(node.value)}")
+
+
+def _enum(schema) -> bool:
+    """Whether the field is an enum (ZeRO's stage): pydantic v1 matches the value, it does not truncate it."""
+    schema = schema if isinstance(schema, dict) else {}
+    return "enum" in schema or any(isinstance(b, dict) and "enum" in b for b in schema.get("anyOf", ()))
