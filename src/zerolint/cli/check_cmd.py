@@ -22,6 +22,6 @@ def check(files, **kw) -> None:
         raise click.UsageError("Missing argument 'FILES...'.")
     try:
         run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"],
-                  show_files=kw["show_files"])
+                  show_files=kw["show_files"], show_uses=kw["show_uses"])
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.hint) from None

@@ -116,7 +116,7 @@ def fast_check(args: list[str]) -> bool:
 
     try:
         run_check(options, show_settings=values["show_settings"], training_args=values["training_args"],
-                  show_files=values["show_files"])
+                  show_files=values["show_files"], show_uses=values["show_uses"])
     except OptionError:  # an unknown rule code, found before anything was printed
         return False
     return True

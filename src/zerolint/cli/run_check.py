@@ -14,7 +14,7 @@ from .spec import check_rule_codes
 
 
 def run_check(options, show_settings: bool = False, training_args: str | None = None,
-              show_files: bool = False) -> None:
+              show_files: bool = False, show_uses: bool = False) -> None:
     from ..pipeline import Pipeline
     from ..project.settings import ConfigError
 
@@ -40,6 +40,8 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         sys.exit(EXIT_OK)
     if show_files:
         _show_files(pipeline)
+    if show_uses:
+        _show_uses(pipeline)
     if options.fix != "none":
         from .fix import report_fixes
 
@@ -93,6 +95,31 @@ def _show_files(pipeline) -> None:
     for msg in run.unreadable:
         echo(f"zerolint: error: {safe_line(msg)}", err=True)
     echo(f"{picked} file{'s' if picked != 1 else ''} to lint, {skipped} skipped.")
+    sys.exit(EXIT_USAGE if run.unreadable else EXIT_OK)
+
+
+def _show_uses(pipeline) -> None:
+    """--show-uses: each config to lint, the places in its repository that use it, and what each says; exit 0."""
+    from ..base.escape import safe_line
+    from ..project.references import tree_root
+    from ..project.uses import find_uses, uses_of
+
+    run = pipeline.sources()
+    found: dict[str, list] = {}
+    for path in run.paths:
+        root = tree_root(path)
+        if root not in found:
+            found[root] = find_uses(root)
+        uses = uses_of(path, root, found[root])
+        echo(safe_line(path))
+        if not uses:
+            echo("  no use found in the repository: the consumer is guessed from the file's content")
+        for use in uses:
+            echo(f"  {safe_line(use.describe())}")
+            for line in use.details():
+                echo(f"    {safe_line(line)}")
+    for msg in run.unreadable:
+        echo(f"zerolint: error: {safe_line(msg)}", err=True)
     sys.exit(EXIT_USAGE if run.unreadable else EXIT_OK)
 
 

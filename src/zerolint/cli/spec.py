@@ -68,6 +68,9 @@ CHECK_OPTIONS = (
         help="Exit 0 even when findings are reported (2 still means a usage error or an unreadable file)."),
     Opt(("--show-files",), "show_files", "flag",
         help="List the files that would be linted and why, and the files found but skipped and why, then exit."),
+    Opt(("--show-uses",), "show_uses", "flag",
+        help="List each config with the launch lines, framework YAMLs and training code in its repository that use "
+             "it, and what was read from each (file:line), then exit."),
     Opt(("--only-configs",), "only_configs", "flag",
         help="Judge the files named on the command line by content too, as those found in directories and by "
              "globs are: lint only DeepSpeed configs and Accelerate YAMLs that configure DeepSpeed (pre-commit, "

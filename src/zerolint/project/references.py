@@ -79,24 +79,25 @@ def named_configs(candidates: list[str]) -> dict[str, Reference]:
     found: dict[str, Reference] = {}
     for root, group in by_root.items():
         rel = {c: os.path.relpath(os.path.abspath(c), root).replace(os.sep, "/") for c in group}
-        for source, data in _text_files(root):
+        for source, data in text_files(root):
             for name, line, how in _names_in(source, data):
                 for c, r in rel.items():
-                    if c not in found and _matches(r, name):
+                    if c not in found and name_matches(r, name):
                         found[c] = Reference(os.path.relpath(source), line, how)
             if len(found) == len(group):
                 break
     return found
 
 
-def _matches(rel: str, name: str) -> bool:
+def name_matches(rel: str, name: str) -> bool:
+    """Whether a config named `name` in a launch line or code can be the file at `rel` (relative to the tree)."""
     name = name.replace("\\", "/")
     while name.startswith(("./", "../")):
         name = name[name.index("/") + 1:]
     return bool(name) and (rel == name or rel.endswith("/" + name))
 
 
-def _text_files(root: str):
+def text_files(root: str):
     """(path, bytes) of the tree's text files, in walk order, within the budget; never through a link."""
     limits = Limits(max_bytes=MAX_FILE_BYTES, roots=(root,))
     files = total = 0

@@ -1,0 +1,426 @@
+"""How the repository uses each DeepSpeed config: the launch lines and the training code that consume it (issue 24).
+
+references.py answers "is this file a config?"; this module answers "who reads it, on how many GPUs, with which
+code". Nothing is run or imported: shell files are tokenised with `shlex`, Python with `ast`, both read through
+references.text_files (regular files inside the tree, never through a link, under a size budget). What cannot be
+settled (a variable set elsewhere, a script outside the tree, a file that does not parse) is kept as an unresolved
+reason on the use, never guessed.
+
+A use records, each with the `file:line` it was read from:
+- `launcher`: deepspeed, torchrun, accelerate launch, python, or the Python call that hands the config over
+  (TrainingArguments, deepspeed.initialize, deepspeed.init_inference, HfDeepSpeedConfig);
+- `gpus` and `nodes` (the world size is their product where both are known);
+- `script` and the `consumer` its code implies: "hf" (a Trainer or TrainingArguments), "accelerate" (an
+  Accelerator of one's own), "deepspeed" (deepspeed.initialize), "inference" (init_inference, or
+  HfDeepSpeedConfig without a Trainer);
+- `values`: TrainingArguments fields written as literals next to the config.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+
+from .references import name_matches, text_files
+
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".txt", ".mk", ".yml",
+                  ".yaml")
+SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "Dockerfile")
+CONFIG_FLAGS = ("--deepspeed", "--deepspeed_config")
+# launcher -> {flag: what it sets}
+LAUNCH_FLAGS = {
+    "deepspeed": {"--num_gpus": "gpus", "--num_nodes": "nodes"},
+    "torchrun": {"--nproc_per_node": "gpus", "--nproc-per-node": "gpus", "--nnodes": "nodes"},
+    "accelerate launch": {"--num_processes": "world", "--num_machines": "nodes", "--config_file": "yaml"},
+}
+SBATCH = re.compile(r"^#SBATCH\s+--(nodes|gpus-per-node|ntasks-per-node)[= ](\S+)", re.M)
+ASSIGN = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)", re.M)
+VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+TRAINING_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
+                 "ORPOConfig", "KTOConfig", "RewardConfig")
+TRAINERS = ("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer",
+            "RewardTrainer")
+ARG_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "weight_decay",
+              "adam_beta1", "adam_beta2", "adam_epsilon", "max_grad_norm", "warmup_steps", "bf16", "fp16",
+              "max_steps", "num_train_epochs")
+
+
+class Use:
+    """One place that hands a config to a consumer; every value with the `file:line` it came from."""
+
+    __slots__ = ("config", "source", "line", "launcher", "gpus", "nodes", "script", "consumer", "values",
+                 "unresolved")
+
+    def __init__(self, config: str, source: str, line: int, launcher: str) -> None:
+        self.config, self.source, self.line, self.launcher = config, source, line, launcher
+        self.gpus: tuple[int, str] | None = None
+        self.nodes: tuple[int, str] | None = None
+        self.script: tuple[str, str] | None = None
+        self.consumer: tuple[str, str] | None = None
+        self.values: dict[str, tuple[object, str]] = {}
+        self.unresolved: list[str] = []
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
+
+    @property
+    def world_size(self) -> int | None:
+        if self.gpus is None:
+            return None
+        return self.gpus[0] * (self.nodes[0] if self.nodes is not None else 1)
+
+    def describe(self) -> str:
+        """`scripts/train.sh:12: deepspeed, 8 GPUs x 2 nodes, HF Trainer in train.py:88`."""
+        parts = [self.launcher]
+        if self.gpus is not None:
+            nodes = f" x {self.nodes[0]} nodes" if self.nodes is not None and self.nodes[0] != 1 else ""
+            parts.append(f"{self.gpus[0]} GPU{'s' if self.gpus[0] != 1 else ''}{nodes}")
+        if self.consumer is not None:
+            name = CONSUMER_NAMES[self.consumer[0]]
+            if self.consumer[1] != self.where:
+                parts.append(f"{name} in {self.consumer[1]}")
+            elif name != self.launcher:
+                parts.append(name)
+        return f"{self.where}: {', '.join(parts)}"
+
+
+    def details(self) -> list[str]:
+        """What was read, one line per value, each with its file:line; then what could not be settled."""
+        out = []
+        for name, value in (("GPUs per node", self.gpus), ("nodes", self.nodes), ("script", self.script),
+                            ("consumer", self.consumer)):
+            if value is not None:
+                shown = CONSUMER_NAMES[value[0]] if name == "consumer" else value[0]
+                out.append(f"{name}: {shown} ({value[1]})")
+        if self.world_size is not None:
+            out.append(f"world size: {self.world_size}")
+        out.extend(f"{key}: {value!r} ({where})" for key, (value, where) in self.values.items())
+        out.extend(f"unresolved: {why}" for why in self.unresolved)
+        return out
+
+
+CONSUMER_NAMES = {"hf": "HF Trainer", "accelerate": "Accelerate loop", "deepspeed": "deepspeed.initialize",
+                  "inference": "DeepSpeed inference"}
+
+
+def find_uses(root: str) -> list[Use]:
+    """Every use of a DeepSpeed config in the tree at `root`, in walk order."""
+    root = os.path.abspath(root)  # the read checks compare absolute paths with the tree
+    uses: list[Use] = []
+    sources: dict[str, bytes] = {}
+    for path, data in text_files(root):
+        sources[path] = data
+    for path, data in sources.items():
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        if path.endswith(".py"):
+            uses.extend(_python_uses(rel, data))
+        else:
+            if path.endswith((".yaml", ".yml")):
+                uses.extend(_yaml_uses(rel, data))
+            if path.endswith(SHELL_SUFFIXES) or os.path.basename(path) in SHELL_NAMES:
+                uses.extend(_shell_uses(rel, data))
+    for use in uses:
+        if use.script is not None and use.consumer is None:
+            _consumer_from_script(use, root, sources)
+    return uses
+
+
+def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
+    """The uses that name the config file at `config`."""
+    rel = os.path.relpath(os.path.abspath(config), os.path.abspath(root)).replace(os.sep, "/")
+    return [u for u in uses if name_matches(rel, u.config)]
+
+
+# -- shell: launch lines -------------------------------------------------------------------------------------------
+
+def _logical_lines(text: str):
+    """(first line number, text) with backslash continuations joined."""
+    start, buf = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if start is None:
+            start = number
+        if line.rstrip().endswith("\\"):
+            buf.append(line.rstrip()[:-1])
+            continue
+        buf.append(line)
+        yield start, " ".join(buf)
+        start, buf = None, []
+    if buf:
+        yield start, " ".join(buf)
+
+
+def _shell_uses(rel: str, data: bytes) -> list[Use]:
+    text = data.decode("utf-8", "replace")
+    if "--deepspeed" not in text:
+        return []
+    env = {m.group(1): m.group(2).strip("\"'") for m in ASSIGN.finditer(text)}
+    sbatch = {m.group(1): (m.group(2), _line_of(text, m.start())) for m in SBATCH.finditer(text)}
+    out = []
+    for number, line in _logical_lines(text):
+        if "--deepspeed" not in line or line.lstrip().startswith("#"):
+            continue
+        try:
+            tokens = shlex.split(line, comments=True)
+        except ValueError as e:
+            use = Use("", rel, number, "a command line")
+            use.unresolved.append(f"the line does not tokenise ({e})")
+            out.append(use)
+            continue
+        use = _launch(rel, number, tokens, env, sbatch)
+        if use is not None:
+            out.append(use)
+    return out
+
+
+def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -> Use | None:
+    config = None
+    for i, t in enumerate(tokens):
+        flag, _, inline = t.partition("=")
+        if flag in CONFIG_FLAGS and (inline or i + 1 < len(tokens)):
+            config = inline or tokens[i + 1]
+            break
+    if config is None:
+        return None
+    launcher, at = _launcher(tokens)
+    use = Use(_expand(config, env, None), rel, number, launcher)
+    if "$" in use.config:
+        use.unresolved.append(f"the config path {config} uses a variable not set in {rel}")
+    where = f"{rel}:{number}"
+    flags = LAUNCH_FLAGS.get(launcher, {})
+    world = None
+    for i in range(at, len(tokens)):
+        flag, _, inline = tokens[i].partition("=")
+        if flag in CONFIG_FLAGS:
+            break
+        if flag in flags:
+            raw = inline or (tokens[i + 1] if i + 1 < len(tokens) else "")
+            value = _expand(raw, env, sbatch)
+            if flags[flag] == "yaml":
+                use.values["accelerate_config"] = (value, where)
+                continue
+            if not value.isdigit():
+                use.unresolved.append(f"{flag} {raw} is not a number zerolint can read")
+                continue
+            if flags[flag] == "world":
+                world = int(value)
+            else:
+                setattr(use, flags[flag], (int(value), where))
+        elif use.script is None and tokens[i].endswith(".py"):
+            use.script = (tokens[i], where)
+            break
+    if use.gpus is None and "gpus-per-node" in sbatch and launcher in ("deepspeed", "torchrun"):
+        value, line = sbatch["gpus-per-node"]
+        if value.isdigit():
+            use.gpus = (int(value), f"{rel}:{line}")
+    if use.nodes is None and "nodes" in sbatch and sbatch["nodes"][0].isdigit():
+        use.nodes = (int(sbatch["nodes"][0]), f"{rel}:{sbatch['nodes'][1]}")
+    if world is not None:  # accelerate's --num_processes counts every process of every machine
+        nodes = use.nodes[0] if use.nodes is not None else 1
+        use.gpus = (world // nodes if world % nodes == 0 else world, where)
+    if use.gpus is None and launcher == "deepspeed":
+        use.unresolved.append("deepspeed without --num_gpus (or --include) uses every GPU of the host")
+    return use
+
+
+def _launcher(tokens: list[str]) -> tuple[str, int]:
+    """(launcher, index of its first argument)."""
+    for i, t in enumerate(tokens):
+        base = os.path.basename(t)
+        if base == "deepspeed":
+            return "deepspeed", i + 1
+        if base == "torchrun":
+            return "torchrun", i + 1
+        if base == "accelerate" and i + 1 < len(tokens) and tokens[i + 1] == "launch":
+            return "accelerate launch", i + 2
+        if base.startswith("python") and i + 2 < len(tokens) and tokens[i + 1] == "-m" and \
+                tokens[i + 2] in ("torch.distributed.run", "torch.distributed.launch"):
+            return "torchrun", i + 3
+        if base.startswith("python"):
+            return "python", i + 1
+    return "a command line", 0
+
+
+def _expand(value: str, env: dict, sbatch: dict | None) -> str:
+    slurm = {"SLURM_NNODES": "nodes", "SLURM_JOB_NUM_NODES": "nodes", "SLURM_GPUS_PER_NODE": "gpus-per-node"}
+
+    def one(m: re.Match) -> str:
+        name = m.group(1)
+        if name in env:
+            return env[name]
+        if sbatch is not None and name in slurm and slurm[name] in sbatch:
+            return sbatch[slurm[name]][0]
+        return m.group(0)
+
+    return VAR.sub(one, value)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+# -- YAML: Accelerate configs and the frameworks' recipes ----------------------------------------------------------
+
+YAML_KEY = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]*([\"']?)([^\"'#\n]*?)\3[ \t]*(?:#.*)?$", re.M)
+# recipe keys (axolotl, LLaMA-Factory, TRL recipes) -> the TrainingArguments field they set
+RECIPE_FIELDS = {"micro_batch_size": "per_device_train_batch_size", "per_device_train_batch_size":
+                 "per_device_train_batch_size", "gradient_accumulation_steps": "gradient_accumulation_steps",
+                 "learning_rate": "learning_rate", "bf16": "bf16", "fp16": "fp16", "max_grad_norm": "max_grad_norm",
+                 "weight_decay": "weight_decay", "warmup_steps": "warmup_steps"}
+
+
+def _yaml_uses(rel: str, data: bytes) -> list[Use]:
+    """An Accelerate config's `deepspeed_config_file` (with num_processes / num_machines), or a training recipe's
+    `deepspeed:` (axolotl, LLaMA-Factory, TRL: the HF Trainer reads it, with the recipe's TrainingArguments)."""
+    text = data.decode("utf-8", "replace")
+    if "deepspeed" not in text:
+        return []
+    keys = {}
+    for m in YAML_KEY.finditer(text):
+        keys.setdefault(m.group(2), (m.group(4).strip(), _line_of(text, m.start(2))))
+
+    def where(key: str) -> str:
+        return f"{rel}:{keys[key][1]}"
+
+    if "deepspeed_config_file" in keys:
+        use = Use(keys["deepspeed_config_file"][0], rel, keys["deepspeed_config_file"][1], "Accelerate config")
+        machines = keys.get("num_machines", ("1", 0))[0]
+        nodes = int(machines) if machines.isdigit() else 1
+        if machines.isdigit() and "num_machines" in keys:
+            use.nodes = (nodes, where("num_machines"))
+        procs = keys.get("num_processes", ("", 0))[0]
+        if procs.isdigit():
+            use.gpus = (int(procs) // nodes if int(procs) % nodes == 0 else int(procs), where("num_processes"))
+        if "mixed_precision" in keys:
+            use.values["mixed_precision"] = (keys["mixed_precision"][0], where("mixed_precision"))
+        return [use]
+    if "deepspeed" in keys and keys["deepspeed"][0].endswith((".json", ".hjson")):
+        use = Use(keys["deepspeed"][0], rel, keys["deepspeed"][1], "training recipe")
+        use.consumer = ("hf", where("deepspeed"))
+        for key, field in RECIPE_FIELDS.items():
+            if key in keys and keys[key][0]:
+                use.values[field] = (_scalar(keys[key][0]), where(key))
+        return [use]
+    return []
+
+
+def _scalar(text: str) -> object:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+# -- Python: the calls that hand a config over ----------------------------------------------------------------------
+
+def _python_uses(rel: str, data: bytes) -> list[Use]:
+    if b"deepspeed" not in data.lower() and b"DeepSpeed" not in data:
+        return []
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # a file that does not parse names no config zerolint can trust
+    kinds = _code_kinds(tree)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node.func)
+        config = None
+        launcher = None
+        if name.rsplit(".", 1)[-1] in TRAINING_ARGS:
+            config, launcher = _kw_str(node, "deepspeed"), name.rsplit(".", 1)[-1]
+        elif name.endswith("initialize") and "deepspeed" in name:
+            config = _kw_str(node, "config") or _kw_str(node, "config_params")
+            launcher = "deepspeed.initialize"
+        elif name.endswith("init_inference"):
+            config, launcher = _kw_str(node, "config"), "deepspeed.init_inference"
+        elif name.endswith("HfDeepSpeedConfig"):
+            config = _str(node.args[0]) if node.args else _kw_str(node, "config_file_or_dict")
+            launcher = "HfDeepSpeedConfig"
+        if not config or not config.endswith((".json", ".hjson")):
+            continue
+        use = Use(config, rel, node.lineno, launcher)
+        where = f"{rel}:{node.lineno}"
+        if launcher in TRAINING_ARGS:
+            use.consumer = ("hf", where)
+            for kw in node.keywords:
+                if kw.arg in ARG_FIELDS and isinstance(kw.value, ast.Constant):
+                    use.values[kw.arg] = (kw.value.value, f"{rel}:{kw.value.lineno}")
+        elif launcher == "deepspeed.initialize":
+            use.consumer = ("deepspeed", where)
+            optimizer = next((kw.value for kw in node.keywords if kw.arg == "optimizer"), None)
+            if isinstance(optimizer, ast.Call):
+                use.values["optimizer"] = (_call_name(optimizer.func), f"{rel}:{optimizer.lineno}")
+        elif launcher == "deepspeed.init_inference":
+            use.consumer = ("inference", where)
+        else:
+            use.consumer = ("hf", f"{rel}:{kinds['hf']}") if "hf" in kinds else ("inference", where)
+        out.append(use)
+    return out
+
+
+def _consumer_from_script(use: Use, root: str, sources: dict[str, bytes]) -> None:
+    """The consumer a launch line's script implies, read from the script when it is in the tree."""
+    script, where = use.script
+    launch_dir = os.path.dirname(os.path.join(root, use.source))
+    for base in (launch_dir, root):
+        path = os.path.normpath(os.path.join(base, script))
+        if path in sources:
+            break
+    else:
+        use.unresolved.append(f"the script {script} is not in the tree, so its consumer is unknown")
+        return
+    try:
+        kinds = _code_kinds(ast.parse(sources[path]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        use.unresolved.append(f"the script {script} does not parse")
+        return
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    for kind in ("hf", "accelerate", "deepspeed", "inference"):  # a Trainer decides even beside an Accelerator
+        if kind in kinds:
+            use.consumer = (kind, f"{rel}:{kinds[kind]}")
+            return
+    use.unresolved.append(f"{script} calls none of the HF Trainer, an Accelerator or deepspeed.initialize")
+
+
+def _code_kinds(tree: ast.AST) -> dict[str, int]:
+    """{consumer kind: line} of the first call of each kind in a module."""
+    kinds: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _call_name(node.func).rsplit(".", 1)[-1]
+            full = _call_name(node.func)
+            kind = ("hf" if name in TRAINERS or name in TRAINING_ARGS else "accelerate" if name == "Accelerator"
+                    else "deepspeed" if name == "initialize" and "deepspeed" in full
+                    else "inference" if name == "init_inference" else None)
+            if kind and (kind not in kinds or node.lineno < kinds[kind]):
+                kinds[kind] = node.lineno
+    return kinds
+
+
+def _call_name(func: ast.AST) -> str:
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+def _kw_str(call: ast.Call, name: str) -> str | None:
+    return next((_str(kw.value) for kw in call.keywords if kw.arg == name), None)
+
+
+def _str(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None

@@ -1,0 +1,194 @@
+"""Issue 24, item 1: the uses of each config, found in repository layouts modelled on real ones, never run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zerolint.project.uses import find_uses, uses_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def shown(root: Path, config: str) -> list[tuple[str, list[str]]]:
+    uses = find_uses(str(root))
+    return [(u.describe(), u.details()) for u in uses_of(str(root / config), str(root), uses)]
+
+
+def test_a_raw_deepspeed_project_with_a_launch_script(tmp_path):
+    root = tree(tmp_path, {
+        "ds_config.json": "{}",
+        "run.sh": "#!/bin/bash\nCFG=ds_config.json\ndeepspeed --num_gpus=4 train.py --deepspeed_config $CFG\n",
+        "train.py": "import deepspeed, torch\nopt = None\n"
+                    "engine, *_ = deepspeed.initialize(args=args, model=model,\n"
+                    "    optimizer=torch.optim.SGD(model.parameters(), lr=0.1), config_params=args.deepspeed_config)\n",
+    })
+    assert shown(root, "ds_config.json") == [
+        ("run.sh:3: deepspeed, 4 GPUs, deepspeed.initialize in train.py:3",
+         ["GPUs per node: 4 (run.sh:3)", "script: train.py (run.sh:3)", "consumer: deepspeed.initialize (train.py:3)",
+          "world size: 4"]),
+    ]
+
+
+def test_an_hf_example_launched_by_torchrun_and_a_python_launch(tmp_path):
+    root = tree(tmp_path, {
+        "examples/ds_z3.json": "{}",
+        "examples/README.md": "```bash\ntorchrun --nproc_per_node 8 --nnodes 2 run_clm.py \\\n"
+                              "  --deepspeed ds_z3.json --output_dir out\n```\n"
+                              "```bash\npython -m torch.distributed.run --nproc_per_node=2 run_clm.py "
+                              "--deepspeed ds_z3.json\n```\n",
+        "examples/run_clm.py": "from transformers import Trainer, TrainingArguments\n\n"
+                               "def main():\n    trainer = Trainer(model=m)\n",
+    })
+    assert shown(root, "examples/ds_z3.json") == [
+        ("examples/README.md:2: torchrun, 8 GPUs x 2 nodes, HF Trainer in examples/run_clm.py:4",
+         ["GPUs per node: 8 (examples/README.md:2)", "nodes: 2 (examples/README.md:2)",
+          "script: run_clm.py (examples/README.md:2)", "consumer: HF Trainer (examples/run_clm.py:4)",
+          "world size: 16"]),
+        ("examples/README.md:6: torchrun, 2 GPUs, HF Trainer in examples/run_clm.py:4",
+         ["GPUs per node: 2 (examples/README.md:6)", "script: run_clm.py (examples/README.md:6)",
+          "consumer: HF Trainer (examples/run_clm.py:4)", "world size: 2"]),
+    ]
+
+
+def test_a_slurm_job_takes_nodes_and_gpus_from_its_directives(tmp_path):
+    root = tree(tmp_path, {
+        "configs/z2.json": "{}",
+        "slurm/train.sbatch": "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gpus-per-node=8\n"
+                              "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_PER_NODE \\\n"
+                              "    train.py --deepspeed configs/z2.json\n",
+    })
+    assert shown(root, "configs/z2.json") == [
+        ("slurm/train.sbatch:4: torchrun, 8 GPUs x 4 nodes",
+         ["GPUs per node: 8 (slurm/train.sbatch:4)", "nodes: 4 (slurm/train.sbatch:4)",
+          "script: train.py (slurm/train.sbatch:4)", "world size: 32",
+          "unresolved: the script train.py is not in the tree, so its consumer is unknown"]),
+    ]
+
+
+def test_accelerate_yaml_and_launch(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "accelerate.yaml": "compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+                           "mixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n",
+        "launch.sh": "accelerate launch --config_file accelerate.yaml --num_processes 8 loop.py --deepspeed ds.json\n",
+        "loop.py": "from accelerate import Accelerator\naccelerator = Accelerator()\n",
+    })
+    assert shown(root, "ds.json") == [
+        ("accelerate.yaml:3: Accelerate config, 8 GPUs x 2 nodes",
+         ["GPUs per node: 8 (accelerate.yaml:6)", "nodes: 2 (accelerate.yaml:5)", "world size: 16",
+          "mixed_precision: 'bf16' (accelerate.yaml:4)"]),
+        ("launch.sh:1: accelerate launch, 8 GPUs, Accelerate loop in loop.py:2",
+         ["GPUs per node: 8 (launch.sh:1)", "script: loop.py (launch.sh:1)",
+          "consumer: Accelerate loop (loop.py:2)", "world size: 8",
+          "accelerate_config: 'accelerate.yaml' (launch.sh:1)"]),
+    ]
+
+
+def test_recipes_and_inference_code(tmp_path):
+    root = tree(tmp_path, {
+        "deepspeed_configs/zero2.json": "{}",
+        "examples/llama.yml": "base_model: x\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+                              "learning_rate: 0.0002\nbf16: true\ndeepspeed: deepspeed_configs/zero2.json\n",
+        "infer/ds_inf.json": "{}",
+        "infer/serve.py": "import deepspeed\nengine = deepspeed.init_inference(model, config='infer/ds_inf.json')\n",
+        "zero_init.py": "from transformers.integrations import HfDeepSpeedConfig\n"
+                        "dschf = HfDeepSpeedConfig('z3.json')\n",
+        "z3.json": "{}",
+    })
+    assert shown(root, "deepspeed_configs/zero2.json") == [
+        ("examples/llama.yml:6: training recipe, HF Trainer",
+         ["consumer: HF Trainer (examples/llama.yml:6)", "per_device_train_batch_size: 2 (examples/llama.yml:2)",
+          "gradient_accumulation_steps: 4 (examples/llama.yml:3)", "learning_rate: 0.0002 (examples/llama.yml:4)",
+          "bf16: True (examples/llama.yml:5)"]),
+    ]
+    assert shown(root, "infer/ds_inf.json") == [
+        ("infer/serve.py:2: deepspeed.init_inference, DeepSpeed inference",
+         ["consumer: DeepSpeed inference (infer/serve.py:2)"]),
+    ]
+    # HfDeepSpeedConfig without a Trainer in its module: ZeRO-3 init for inference, not training
+    assert shown(root, "z3.json") == [
+        ("zero_init.py:2: HfDeepSpeedConfig, DeepSpeed inference", ["consumer: DeepSpeed inference (zero_init.py:2)"]),
+    ]
+
+
+def test_training_arguments_literals_and_a_client_optimizer(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "train.py": "from transformers import TrainingArguments\n"
+                    "args = TrainingArguments(output_dir='o', deepspeed='ds.json',\n"
+                    "                         per_device_train_batch_size=4, learning_rate=2e-5, bf16=True)\n",
+    })
+    assert shown(root, "ds.json") == [
+        ("train.py:2: TrainingArguments, HF Trainer",
+         ["consumer: HF Trainer (train.py:2)", "per_device_train_batch_size: 4 (train.py:3)",
+          "learning_rate: 2e-05 (train.py:3)", "bf16: True (train.py:3)"]),
+    ]
+
+
+def test_bad_input_is_an_unresolved_use_never_a_crash(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "a.sh": "deepspeed train.py --deepspeed $CONFIG_DIR/ds.json\n"
+                "deepspeed --num_gpus $N broken.py --deepspeed ds.json\n"
+                "deepspeed --num_gpus 2 'unclosed --deepspeed ds.json\n",
+        "broken.py": "def (:\n",
+        "bad_syntax.py": "import deepspeed\ndeepspeed.initialize(config='ds.json'\n",
+    })
+    uses = find_uses(str(root))
+    got = [(u.describe(), u.unresolved) for u in uses]
+    assert got == [
+        ("a.sh:1: deepspeed", ["the config path $CONFIG_DIR/ds.json uses a variable not set in a.sh",
+                               "deepspeed without --num_gpus (or --include) uses every GPU of the host",
+                               "the script train.py is not in the tree, so its consumer is unknown"]),
+        ("a.sh:2: deepspeed", ["--num_gpus $N is not a number zerolint can read",
+                               "deepspeed without --num_gpus (or --include) uses every GPU of the host",
+                               "the script broken.py does not parse"]),
+        ("a.sh:3: a command line", ["the line does not tokenise (No closing quotation)"]),
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_link_is_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "run.sh").write_text("deepspeed --num_gpus 8 t.py --deepspeed ds.json\n")
+    root = tree(tmp_path / "repo", {"ds.json": "{}"})
+    os.symlink(outside / "run.sh", root / "run.sh")
+    os.symlink(outside, root / "scripts")
+    assert find_uses(str(root)) == []
+
+
+def test_check_show_uses_lists_each_config_and_what_was_read(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}}\n',
+        "other.json": '{"train_batch_size": 8, "zero_optimization": {"stage": 1}}\n',
+        "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n",
+        "train.py": "import deepspeed\nengine = deepspeed.initialize(model=m, config=cfg)\n",
+    })
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--show-uses", "ds.json", "other.json"],
+                       capture_output=True, text=True, cwd=root, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert (p.returncode, p.stderr) == (0, "")
+    assert p.stdout == (
+        "ds.json\n"
+        "  run.sh:1: deepspeed, 8 GPUs, deepspeed.initialize in train.py:2\n"
+        "    GPUs per node: 8 (run.sh:1)\n"
+        "    script: train.py (run.sh:1)\n"
+        "    consumer: deepspeed.initialize (train.py:2)\n"
+        "    world size: 8\n"
+        "other.json\n"
+        "  no use found in the repository: the consumer is guessed from the file's content\n"
+    )
