@@ -139,6 +139,18 @@ def test_training_arguments_literals_and_a_client_optimizer(tmp_path):
     ]
 
 
+def test_an_accelerate_plugin_in_code(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "loop.py": "from accelerate import Accelerator\nfrom accelerate.utils import DeepSpeedPlugin\n"
+                   "plugin = DeepSpeedPlugin(hf_ds_config='ds.json')\n"
+                   "accelerator = Accelerator(deepspeed_plugin=plugin)\n",
+    })
+    assert shown(root, "ds.json") == [
+        ("loop.py:3: DeepSpeedPlugin, Accelerate loop", ["consumer: Accelerate loop (loop.py:3)"]),
+    ]
+
+
 def test_bad_input_is_an_unresolved_use_never_a_crash(tmp_path):
     root = tree(tmp_path, {
         "ds.json": "{}",

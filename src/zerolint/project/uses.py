@@ -344,6 +344,8 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
             launcher = "deepspeed.initialize"
         elif name.endswith("init_inference"):
             config, launcher = _kw_str(node, "config"), "deepspeed.init_inference"
+        elif name.endswith("DeepSpeedPlugin"):
+            config, launcher = _kw_str(node, "hf_ds_config"), "DeepSpeedPlugin"
         elif name.endswith("HfDeepSpeedConfig"):
             config = _str(node.args[0]) if node.args else _kw_str(node, "config_file_or_dict")
             launcher = "HfDeepSpeedConfig"
@@ -363,6 +365,8 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
                 use.values["optimizer"] = (_call_name(optimizer.func), f"{rel}:{optimizer.lineno}")
         elif launcher == "deepspeed.init_inference":
             use.consumer = ("inference", where)
+        elif launcher == "DeepSpeedPlugin":  # handed to an Accelerator; a Trainer in the module reads it through one
+            use.consumer = ("hf", f"{rel}:{kinds['hf']}") if "hf" in kinds else ("accelerate", where)
         else:
             use.consumer = ("hf", f"{rel}:{kinds['hf']}") if "hf" in kinds else ("inference", where)
         out.append(use)
