@@ -88,8 +88,9 @@ def test_accelerate_yaml_and_launch(tmp_path):
         "loop.py": "from accelerate import Accelerator\naccelerator = Accelerator()\n",
     })
     assert shown(root, "ds.json") == [
-        ("accelerate.yaml:3: Accelerate config, 8 GPUs x 2 nodes",
-         ["GPUs per node: 8 (accelerate.yaml:6)", "nodes: 2 (accelerate.yaml:5)", "world size: 16",
+        ("accelerate.yaml:3: Accelerate config, 8 GPUs x 2 nodes, Accelerate loop",
+         ["GPUs per node: 8 (accelerate.yaml:6)", "nodes: 2 (accelerate.yaml:5)",
+          "consumer: Accelerate loop (accelerate.yaml:3)", "world size: 16",
           "mixed_precision: 'bf16' (accelerate.yaml:4)"]),
         ("launch.sh:1: accelerate launch, 8 GPUs, Accelerate loop in loop.py:2",
          ["GPUs per node: 8 (launch.sh:1)", "script: loop.py (launch.sh:1)",
@@ -204,3 +205,45 @@ def test_check_show_uses_lists_each_config_and_what_was_read(tmp_path):
         "other.json\n"
         "  no use found in the repository: the consumer is guessed from the file's content\n"
     )
+
+
+def check_json(root: Path, *args: str) -> list[tuple[str, str, int, str]]:
+    import json
+
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", *args], capture_output=True,
+                       text=True, cwd=root, timeout=60)
+    assert p.returncode in (0, 1), p.stderr
+    return [(d["code"], d["severity"], d["line"], d["message"]) for d in json.loads(p.stdout)["diagnostics"]
+            if d["severity"] != "info"]
+
+
+def test_uses_settle_the_consumer_a_copied_hf_config_gets(tmp_path):
+    """A raw-DeepSpeed project with an HF-style config: the default guess reads it as the HF Trainer's; with
+    --uses the launch line's deepspeed.initialize decides, and raw DeepSpeed's crash is an error."""
+    root = tree(tmp_path, {
+        "ds.json": '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "zero_optimization": {"stage": 2}\n}\n',
+        "run.sh": "deepspeed --num_gpus 2 train.py --deepspeed ds.json\n",
+        "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
+    })
+    guessed = check_json(root, "ds.json")
+    assert [(c, s) for c, s, _, _ in guessed] == [("ZL504", "warning")]
+    used = check_json(root, "--uses", "ds.json")
+    assert used == [("ZL501", "error", 2,
+                     "train_micro_batch_size_per_gpu is \"auto\", which only the HF Trainer and Accelerate fill: "
+                     "DeepSpeed fails at parse (TypeError: '>' not supported between instances "
+                     "of 'str' and 'int')")]
+
+
+def test_a_finding_one_use_only_has_says_which(tmp_path):
+    """One config, two launch scripts: the batch triple holds on 8 GPUs and not on 4; the world size comes from
+    each use, and only the 4-GPU launch gets the error, with its use."""
+    root = tree(tmp_path, {
+        "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}\n',
+        "train_8.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n",
+        "train_4.sh": "deepspeed --num_gpus 4 train.py --deepspeed ds.json\n",
+        "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
+    })
+    found = check_json(root, "--uses", "ds.json")
+    assert [(c, s) for c, s, _, _ in found] == [("ZL402", "error")]
+    assert found[0][3].endswith("(used by train_4.sh:1: deepspeed, 4 GPUs, deepspeed.initialize in train.py:2)")
+    assert check_json(root, "--uses", "--world-size", "8", "ds.json") == []  # an explicit --world-size wins

@@ -143,7 +143,8 @@ class Options(Frozen):
     judge the files named on the command line by content too, strictly: the CI gate (pre-commit, the Action;
 model/detect.py); `include`: globs (relative to the working directory) of files that are DeepSpeed configs
 whatever their content, as the settings' `include`; `fail_on_skipped`: a candidate skipped as not a DeepSpeed
-config fails the run (exit 1); `show_info`: show info
+config fails the run (exit 1); `uses`: check each config once per way the repository uses it (consumer and world
+size from its launch lines, YAMLs and training code: project/uses.py); `show_info`: show info
     findings in the formats people read (report/output.py HIDES_INFO); `statistics`: a count per rule instead of the
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
@@ -152,7 +153,7 @@ config fails the run (exit 1); `show_info`: show info
                "severity", "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline",
                "training_args", "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color",
                "stdin_filename", "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include",
-               "fail_on_skipped")
+               "fail_on_skipped", "uses")
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
@@ -166,7 +167,7 @@ config fails the run (exit 1); `show_info`: show info
                  quiet: bool = False, color: bool = True, stdin_filename: str | None = None,
                  only_configs: bool = False, show_info: bool = False, statistics: bool = False,
                  exit_zero: bool = False, fixer: Callable | None = None, include: tuple[str, ...] = (),
-                 fail_on_skipped: bool = False) -> None:
+                 fail_on_skipped: bool = False, uses: bool = False) -> None:
         self._set("files", files)
         self._set("exclude", exclude)
         self._set("target", target)
@@ -200,6 +201,7 @@ config fails the run (exit 1); `show_info`: show info
         self._set("fixer", fixer)
         self._set("include", include)
         self._set("fail_on_skipped", fail_on_skipped)
+        self._set("uses", uses)
         if fix not in FIX_MODES:  # pragma: no cover - a programming error
             raise ValueError(f"fix mode {fix!r} is not one of {FIX_MODES}")
 
@@ -283,6 +285,7 @@ class Pipeline:
         self._suppressions = None
         self._sources: tuple | None = None
         self._picked: dict = {}  # path -> model.detect.Pick: the bytes (and Document) read to judge a found file
+        self._uses: dict = {}  # repository root -> project.uses.Use list (--uses): each tree is scanned once
 
     # -- sources ----------------------------------------------------------------------------------------------------
 
@@ -368,10 +371,36 @@ class Pipeline:
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
         if pick is not None and pick.document is not None:
-            return [Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))]
-        if pick is not None and pick.data is not None:
-            return [lint_bytes(pick.data, path, s.settings, s.selection, s.limits, s.rules)]
-        return [lint_path(path, s.settings, s.selection, s.limits, s.rules)]
+            result = Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))
+        elif pick is not None and pick.data is not None:
+            result = lint_bytes(pick.data, path, s.settings, s.selection, s.limits, s.rules)
+        else:
+            result = lint_path(path, s.settings, s.selection, s.limits, s.rules)
+        if self.options.uses and result.document is not None:
+            readings = self._readings(path, s.settings)
+            if readings:
+                result = Result(path, result.document, _as_used(result.document, readings, s))
+        return [result]
+
+    def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings]]:
+        """(the uses, their settings) for each distinct way the repository hands `path` over: the consumer from
+        the use where the target is not given, the world size from it where --world-size is not. Empty when no
+        use is found (the file is then checked as it always is)."""
+        from .base.record import replace
+        from .project.references import tree_root
+        from .project.uses import find_uses, uses_of
+
+        root = tree_root(path)
+        if root not in self._uses:
+            self._uses[root] = find_uses(root)
+        groups: dict[tuple, list] = {}
+        for use in uses_of(path, root, self._uses[root]):
+            consumer = use.consumer[0] if use.consumer is not None else None
+            target = settings.target if settings.target != "auto" or consumer is None else USE_TARGETS[consumer]
+            world = settings.world_size if settings.world_size is not None else use.world_size
+            groups.setdefault((target, world), []).append(use)
+        return [(uses[0].describe() + (f" and {len(uses) - 1} more" if len(uses) > 1 else ""),
+                 replace(settings, target=target, world_size=world)) for (target, world), uses in groups.items()]
 
     def lint_data(self, data: bytes, name: str) -> Result:
         """Bytes that no file holds (the API's text, bytes or dict), linted as stdin is: with the settings of
@@ -555,6 +584,36 @@ def _fixable_text(data: bytes, limits: Limits) -> str | None:
     except UnicodeDecodeError:
         return None
 
+
+
+# What a use's consumer means for the rules: inference configs are no training configs, so no HF rule applies
+USE_TARGETS = {"hf": "hf", "accelerate": "accelerate", "deepspeed": "deepspeed", "inference": "deepspeed"}
+
+
+def _as_used(doc, readings: list, s: FileSetup) -> list:
+    """The document checked once per reading; a finding every reading reports is kept once, a finding only some
+    readings report says which use it is about."""
+    from .base.record import replace
+
+    per_reading = [(label, run_rules(doc, settings, s.selection, s.rules)) for label, settings in readings]
+
+    def key(d):
+        return d.code, d.pointer, d.message
+
+    everywhere = set.intersection(*({key(d) for d in diags} for _, diags in per_reading))
+    out, seen = [], set()
+    for label, diags in per_reading:
+        for d in diags:
+            k = key(d)
+            if k in everywhere:
+                if k not in seen:
+                    seen.add(k)
+                    out.append(d)
+            elif (k, label) not in seen:
+                seen.add((k, label))
+                out.append(replace(d, message=f"{d.message} (used by {label})"))
+    out.sort(key=lambda d: (d.line, d.column))
+    return out
 
 
 def _shown_dir(d: str) -> str:

@@ -68,6 +68,10 @@ CHECK_OPTIONS = (
         help="Exit 0 even when findings are reported (2 still means a usage error or an unreadable file)."),
     Opt(("--show-files",), "show_files", "flag",
         help="List the files that would be linted and why, and the files found but skipped and why, then exit."),
+    Opt(("--uses",), "uses", "flag",
+        help="Check each config as the launch lines, framework YAMLs and training code of its repository use it: "
+             "the consumer and world size from each use (explicit --target / --world-size win); a finding that "
+             "holds for one use only says which (docs/uses.md)."),
     Opt(("--show-uses",), "show_uses", "flag",
         help="List each config with the launch lines, framework YAMLs and training code in its repository that use "
              "it, and what was read from each (file:line), then exit."),
@@ -222,7 +226,7 @@ def build_options(files: tuple[str, ...], kw: dict):
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
         color=not kw["no_color"], stdin_filename=kw["stdin_filename"], only_configs=kw["only_configs"],
         show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"],
-        include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"])
+        include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"], uses=kw["uses"])
 
 
 def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:

@@ -286,6 +286,7 @@ def _yaml_uses(rel: str, data: bytes) -> list[Use]:
 
     if "deepspeed_config_file" in keys:
         use = Use(keys["deepspeed_config_file"][0], rel, keys["deepspeed_config_file"][1], "Accelerate config")
+        use.consumer = ("accelerate", where("deepspeed_config_file"))  # `accelerate launch` reads it (any script)
         machines = keys.get("num_machines", ("1", 0))[0]
         nodes = int(machines) if machines.isdigit() else 1
         if machines.isdigit() and "num_machines" in keys:
