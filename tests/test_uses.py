@@ -247,3 +247,20 @@ def test_a_finding_one_use_only_has_says_which(tmp_path):
     assert [(c, s) for c, s, _, _ in found] == [("ZL402", "error")]
     assert found[0][3].endswith("(used by train_4.sh:1: deepspeed, 4 GPUs, deepspeed.initialize in train.py:2)")
     assert check_json(root, "--uses", "--world-size", "8", "ds.json") == []  # an explicit --world-size wins
+
+
+def test_training_arguments_from_the_launch_line_and_the_code_are_compared(tmp_path):
+    """ZL523 without --training-args: the fields a use writes are compared; one it does not write is not (the
+    default may not be what runs)."""
+    root = tree(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 1,\n'
+                   ' "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zero_optimization": {"stage": 2}}\n',
+        "run.sh": "torchrun --nproc_per_node 2 run_clm.py --deepspeed ds.json --per_device_train_batch_size 4 \\\n"
+                  "    --learning_rate $LR --bf16\n",
+        "run_clm.py": "from transformers import Trainer\ntrainer = Trainer(model=m)\n",
+    })
+    found = check_json(root, "--uses", "ds.json")
+    assert found == [("ZL523", "error", 1,
+                      "ds train_micro_batch_size_per_gpu=8 vs hf per_device_train_batch_size=4 (TrainingArguments as "
+                      "run.sh:1 writes it): the HF Trainer raises \"Please correct the following DeepSpeed config "
+                      "values that mismatch TrainingArguments values\" when training starts")]

@@ -387,6 +387,7 @@ class Pipeline:
         the use where the target is not given, the world size from it where --world-size is not. Empty when no
         use is found (the file is then checked as it always is)."""
         from .base.record import replace
+        from .model.trainer import KNOWN
         from .project.references import tree_root
         from .project.uses import find_uses, uses_of
 
@@ -398,9 +399,16 @@ class Pipeline:
             consumer = use.consumer[0] if use.consumer is not None else None
             target = settings.target if settings.target != "auto" or consumer is None else USE_TARGETS[consumer]
             world = settings.world_size if settings.world_size is not None else use.world_size
-            groups.setdefault((target, world), []).append(use)
-        return [(uses[0].describe() + (f" and {len(uses) - 1} more" if len(uses) > 1 else ""),
-                 replace(settings, target=target, world_size=world)) for (target, world), uses in groups.items()]
+            args = _known_training_args(use) if target == "hf" and settings.training_args is None else None
+            key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())))
+            groups.setdefault(key, []).append((use, args))
+        readings = []
+        for (target, world, _), members in groups.items():
+            label = members[0][0].describe() + (f" and {len(members) - 1} more" if len(members) > 1 else "")
+            args = members[0][1]
+            changes = {"target": target, "world_size": world, **({"training_args": args} if args else {})}
+            readings.append((label, replace(settings, **changes)))
+        return readings
 
     def lint_data(self, data: bytes, name: str) -> Result:
         """Bytes that no file holds (the API's text, bytes or dict), linted as stdin is: with the settings of
@@ -584,6 +592,18 @@ def _fixable_text(data: bytes, limits: Limits) -> str | None:
     except UnicodeDecodeError:
         return None
 
+
+
+def _known_training_args(use) -> dict | None:
+    """The TrainingArguments fields a use writes (code literals, a recipe, the launch line's flags) as a dict the
+    HF rules compare only where a field is known (model/trainer.py KNOWN); None when it writes none."""
+    from .model.trainer import KNOWN, TRAINING_ARGS_DEFAULTS
+
+    fields = {k: v for k, v in use.values.items() if k in TRAINING_ARGS_DEFAULTS and isinstance(v[0], (int, float))}
+    if not fields:
+        return None
+    known = {k: where for k, (_, where) in fields.items()}
+    return {**TRAINING_ARGS_DEFAULTS, **{k: value for k, (value, _) in fields.items()}, KNOWN: known}
 
 
 # What a use's consumer means for the rules: inference configs are no training configs, so no HF rule applies

@@ -185,6 +185,35 @@ COMPARED: tuple[Compared, ...] = (
 
 WARMUP_POINTER = "/scheduler/params/warmup_num_steps"
 
+# A TrainingArguments dict read from the repository (project/uses.py) holds only the fields written there, under
+# KNOWN ({field: "file:line"}); the rest are defaults that the code or the command line may override, so a
+# comparison is made only where every field it needs is known.
+KNOWN = "__known__"
+NEEDS: dict[str, tuple[str, ...]] = {
+    "/train_micro_batch_size_per_gpu": ("per_device_train_batch_size",),
+    "/gradient_accumulation_steps": ("gradient_accumulation_steps",),
+    "/train_batch_size": ("per_device_train_batch_size", "gradient_accumulation_steps"),
+    "/gradient_clipping": ("max_grad_norm",),
+    "/optimizer/params/lr": ("learning_rate",),
+    "/optimizer/params/betas": ("adam_beta1", "adam_beta2"),
+    "/optimizer/params/eps": ("adam_epsilon",),
+    "/optimizer/params/weight_decay": ("weight_decay",),
+    "/scheduler/params/warmup_max_lr": ("learning_rate",),
+    "/scheduler/params/total_num_steps": ("max_steps",),
+    WARMUP_POINTER: ("warmup_steps",),
+    "/fp16/enabled": ("fp16",),
+    "/bf16/enabled": ("bf16",),
+}
+
+
+def known_source(args: dict, pointer: str) -> str | None:
+    """Where the fields a comparison at `pointer` needs were read ("train.py:3"), None for a full dump; raises
+    KeyError when one of them is not known."""
+    known = args.get(KNOWN)
+    if known is None:
+        return None
+    return ", ".join(dict.fromkeys(known[field] for field in NEEDS[pointer]))
+
 
 class TrainingArgsError(ValueError):
     """A --training-args file or object that cannot be used."""
@@ -247,6 +276,10 @@ def mismatches(view) -> list[tuple[Compared, Any, Any]]:
         node = parent.get(parts[-1])
         if node is None or (node.kind == "string" and node.value == "auto") or not c.must_match(args):
             continue
+        try:
+            known_source(args, c.pointer)
+        except KeyError:
+            continue  # not written where the repository was read: the default may not be what runs
         ds_val = node.to_python()
         hf_val = warmup_fill(args, view.settings) if c.pointer == WARMUP_POINTER else c.value(args, world)
         if hf_val is MISSING or ds_val is None or ds_val == hf_val:

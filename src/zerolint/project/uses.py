@@ -210,6 +210,7 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
                 setattr(use, flags[flag], (int(value), where))
         elif use.script is None and tokens[i].endswith(".py"):
             use.script = (tokens[i], where)
+            _script_args(use, tokens[i + 1:], env, where)
             break
     if use.gpus is None and "gpus-per-node" in sbatch and launcher in ("deepspeed", "torchrun"):
         value, line = sbatch["gpus-per-node"]
@@ -223,6 +224,25 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
     if use.gpus is None and launcher == "deepspeed":
         use.unresolved.append("deepspeed without --num_gpus (or --include) uses every GPU of the host")
     return use
+
+
+def _script_args(use: Use, tokens: list[str], env: dict, where: str) -> None:
+    """TrainingArguments fields the launch line passes to the script (`--learning_rate 2e-5`, `--bf16`), as an
+    HfArgumentParser script reads them; a value with an unset variable is left out."""
+    for i, token in enumerate(tokens):
+        flag, eq, inline = token.partition("=")
+        field = flag[2:] if flag.startswith("--") else None
+        if field not in ARG_FIELDS:
+            continue
+        if eq:
+            raw = inline
+        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+            raw = tokens[i + 1]
+        else:
+            raw = "true"  # a bare boolean flag
+        value = _expand(raw, env, None)
+        if "$" not in value:
+            use.values[field] = (_scalar(value), where)
 
 
 def _launcher(tokens: list[str]) -> tuple[str, int]:

@@ -40,7 +40,7 @@ RULE = Rule(
 def check(view):
     if not getattr(view.settings, "training_args", None):
         return  # (what mismatches() says too; zerolint.hf is only imported when there is something to compare)
-    from ...model.trainer import WARMUP_POINTER, clamps_warmup, ds_key, mismatches, transformers_version
+    from ...model.trainer import WARMUP_POINTER, clamps_warmup, ds_key, known_source, mismatches, transformers_version
 
     for compared, ds_val, hf_val in mismatches(view):
         node = view.node(compared.pointer)
@@ -48,6 +48,9 @@ def check(view):
         if compared.pointer == WARMUP_POINTER:
             how = "max(1, warm-up steps)" if clamps_warmup(view.settings) else "the warm-up steps as they are"
             assumed = f" (transformers {transformers_version(view.settings)} fills {how})"
+        source = known_source(view.settings.training_args, compared.pointer)
+        if source is not None:
+            assumed += f" (TrainingArguments as {source} writes it)"
         yield view.finding(
             compared.pointer,
             f"ds {ds_key(compared.pointer)}={ds_val} vs hf {compared.hf_key}={hf_val}{assumed}: the HF Trainer raises "
@@ -62,7 +65,13 @@ def check(view):
 
 def _one_world_size(view):
     """A hard-coded train_batch_size equals world x micro x accumulation at one world size only."""
+    from ...model.trainer import known_source
+
     args = view.settings.training_args
+    try:
+        known_source(args, "/train_batch_size")
+    except KeyError:
+        return  # the batch fields were not written where the repository was read
     node = view.node("/train_batch_size")
     tbs = view.number(node)
     if view.world_size or args.get("world_size") or args["auto_find_batch_size"] or not isinstance(tbs, int) \
