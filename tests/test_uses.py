@@ -264,3 +264,27 @@ def test_training_arguments_from_the_launch_line_and_the_code_are_compared(tmp_p
                       "ds train_micro_batch_size_per_gpu=8 vs hf per_device_train_batch_size=4 (TrainingArguments as "
                       "run.sh:1 writes it): the HF Trainer raises \"Please correct the following DeepSpeed config "
                       "values that mismatch TrainingArguments values\" when training starts")]
+
+
+def test_the_client_optimizer_settles_zero_offload(tmp_path):
+    """ZL219: with the code's optimizer read, torch AdamW under ZeRO-Offload is an error; DeepSpeedCPUAdam nothing."""
+    config = ('{"train_micro_batch_size_per_gpu": 2,\n'
+              ' "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}\n')
+    root = tree(tmp_path, {
+        "a/ds.json": config,
+        "a/train.py": "import deepspeed, torch\n"
+                      "e, *_ = deepspeed.initialize(model=m, optimizer=torch.optim.AdamW(m.parameters()),\n"
+                      "                             config='ds.json')\n",
+        "b/ds.json": config,
+        "b/train.py": "import deepspeed\nfrom deepspeed.ops.adam import DeepSpeedCPUAdam\n"
+                      "e, *_ = deepspeed.initialize(model=m, optimizer=DeepSpeedCPUAdam(m.parameters()),\n"
+                      "                             config='b/ds.json')\n",
+    })
+    assert [(c, s) for c, s, _, _ in check_json(root, "a/ds.json")] == [("ZL219", "warning")]
+    found = check_json(root, "--uses", "a/ds.json")
+    assert found == [("ZL219", "error", 2,
+                      "ZeRO-Offload (cpu) with no optimizer section: the code passes torch.optim.AdamW to "
+                      "deepspeed.initialize (a/train.py:2), and DeepSpeed accepts only DeepSpeedCPUAdam or "
+                      "DeepSpeedCPULion there: it raises ZeRORuntimeException (\"You are using ZeRO-Offload with a "
+                      "client provided optimizer\") (zero_force_ds_cpu_optimizer defaults to true)")]
+    assert check_json(root, "--uses", "b/ds.json") == []

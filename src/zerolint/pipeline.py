@@ -400,13 +400,15 @@ class Pipeline:
             target = settings.target if settings.target != "auto" or consumer is None else USE_TARGETS[consumer]
             world = settings.world_size if settings.world_size is not None else use.world_size
             args = _known_training_args(use) if target == "hf" and settings.training_args is None else None
-            key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())))
+            client = use.values.get("optimizer") if target == "deepspeed" else None
+            key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())), client)
             groups.setdefault(key, []).append((use, args))
         readings = []
-        for (target, world, _), members in groups.items():
+        for (target, world, _, client), members in groups.items():
             label = members[0][0].describe() + (f" and {len(members) - 1} more" if len(members) > 1 else "")
             args = members[0][1]
-            changes = {"target": target, "world_size": world, **({"training_args": args} if args else {})}
+            changes = {"target": target, "world_size": world, **({"training_args": args} if args else {}),
+                       **({"client_optimizer": client} if client else {})}
             readings.append((label, replace(settings, **changes)))
         return readings
 

@@ -129,9 +129,26 @@ def find_uses(root: str) -> list[Use]:
 
 
 def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
-    """The uses that name the config file at `config`."""
-    rel = os.path.relpath(os.path.abspath(config), os.path.abspath(root)).replace(os.sep, "/")
-    return [u for u in uses if name_matches(rel, u.config)]
+    """The uses that name the config file at `config`. A name that is a file from the using file's directory or
+    from the repository root (where a launch starts) names that file only; any other name matches every config
+    whose path ends with it, as the CI gate matches (references.name_matches)."""
+    root = os.path.abspath(root)
+    rel = os.path.relpath(os.path.abspath(config), root).replace(os.sep, "/")
+    out = []
+    for u in uses:
+        exact = [p for p in (_from(root, os.path.dirname(u.source), u.config), _from(root, "", u.config))
+                 if p is not None and os.path.isfile(os.path.join(root, p))]
+        if (rel in exact) if exact else name_matches(rel, u.config):
+            out.append(u)
+    return out
+
+
+def _from(root: str, base: str, name: str) -> str | None:
+    """`name` resolved from `base` (relative to the root), as a root-relative path; None outside the tree."""
+    if not name or os.path.isabs(name):
+        return None
+    path = os.path.normpath(os.path.join(base, name)).replace(os.sep, "/")
+    return None if path == ".." or path.startswith("../") else path
 
 
 # -- shell: launch lines -------------------------------------------------------------------------------------------

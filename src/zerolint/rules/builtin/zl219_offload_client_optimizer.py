@@ -7,6 +7,8 @@ training code, and DeepSpeed accepts only its own CPU optimizers there.
   1547-1548, 1562-1565; constants.py:41-42; config.py:321-322). The check is at any ZeRO stage and comes before
   the optimizer is wrapped. It appeared in 0.8.3 (v0.8.2 has no such check; v0.8.3 engine.py:1279); the Lion
   exemption in 0.17.6 (v0.17.5 engine.py has none).
+  Where `check --uses` read the optimizer the code passes (`deepspeed.initialize(optimizer=torch.optim.AdamW(...))`)
+  the verdict is certain: an error for any other class, nothing for DeepSpeed's CPU optimizers. Otherwise
   zerolint cannot see the optimizer the code passes, so the message states the condition, and the finding is a
   warning that claims `fails_at = "initialize"`: the usual client optimizer (torch.optim.AdamW) fails there
   (measured, DeepSpeed 0.19.8 on CPU), but a script that passes DeepSpeedCPUAdam (Megatron-DeepSpeed's
@@ -51,6 +53,20 @@ def check(view):
         yield from _swapped(view, ptr, at, device)
         return
     allowed = "DeepSpeedCPUAdam or DeepSpeedCPULion" if view.since(">=0.17.6") else "DeepSpeedCPUAdam"
+    client = view.settings.client_optimizer
+    if client is not None:  # the code's optimizer, read from the repository (check --uses)
+        name, where = client
+        if name.rsplit(".", 1)[-1] in allowed.split(" or "):
+            return
+        yield view.finding(
+            ptr,
+            f"ZeRO-Offload ({device}) with no optimizer section: the code passes {name} to deepspeed.initialize "
+            f"({where}), and DeepSpeed accepts only {allowed} there: it raises ZeRORuntimeException (\"You are "
+            "using ZeRO-Offload with a client provided optimizer\") (zero_force_ds_cpu_optimizer defaults to true)",
+            at=at, severity="error", fails_at="initialize",
+            help="pass deepspeed.ops.adam.DeepSpeedCPUAdam, add an optimizer section, or set "
+                 "zero_force_ds_cpu_optimizer: false to step your own optimizer on the host (slow)")
+        return
     yield view.finding(
         ptr,
         f"ZeRO-Offload ({device}) with no optimizer section: the optimizer comes from your code, and "
