@@ -288,3 +288,22 @@ def test_the_client_optimizer_settles_zero_offload(tmp_path):
                       "DeepSpeedCPULion there: it raises ZeRORuntimeException (\"You are using ZeRO-Offload with a "
                       "client provided optimizer\") (zero_force_ds_cpu_optimizer defaults to true)")]
     assert check_json(root, "--uses", "b/ds.json") == []
+
+
+def test_the_client_optimizer_settles_the_tested_list(tmp_path):
+    """ZL602: SGD passed by the code under ZeRO is an error; torch AdamW is on the list."""
+    root = tree(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 1}}\n',
+        "sgd.py": "import deepspeed, torch\n"
+                  "e, *_ = deepspeed.initialize(model=m, optimizer=torch.optim.SGD(m.parameters(), lr=0.1), "
+                  "config='ds.json')\n",
+        "adamw.py": "import deepspeed, torch\n"
+                    "e, *_ = deepspeed.initialize(model=m, optimizer=torch.optim.AdamW(m.parameters()), "
+                    "config='ds.json')\n",
+    })
+    found = check_json(root, "--uses", "ds.json")
+    assert found == [("ZL602", "error", 1,
+                      "the code passes torch.optim.SGD to deepspeed.initialize (sgd.py:2), which is not on ZeRO's "
+                      "tested list; with ZeRO stage 1 deepspeed.initialize fails with \"AssertionError: You are using "
+                      "an untested ZeRO Optimizer\" unless zero_allow_untested_optimizer is true "
+                      "(used by sgd.py:2: deepspeed.initialize)")]

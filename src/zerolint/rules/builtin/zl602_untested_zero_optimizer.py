@@ -12,7 +12,10 @@ that torch class: none of them is on the list. Adam, AdamW, Adagrad, Lion and Mu
 names lower-case to DeepSpeed's optimizers; only `torch_adam: true` builds them.
 
 The HF Trainer sets `zero_allow_untested_optimizer` itself only when the config has NO optimizer section (it then
-builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer.
+builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer. With no
+optimizer section, raw DeepSpeed runs the code's optimizer through the same check: where `check --uses` read its
+class from `deepspeed.initialize(optimizer=...)` (torch.optim.SGD, apex's, bitsandbytes') the verdict is certain;
+without the code nothing is said (the usual torch.optim.AdamW is on the list).
 
 Fix (unsafe: it runs ZeRO with an optimizer DeepSpeed has not tested): set `zero_allow_untested_optimizer: true`."""
 
@@ -34,11 +37,16 @@ FLAG = "/zero_allow_untested_optimizer"
 @RULE.check
 def check(view):
     cls, stage = view.optimizer_class, view.zero_stage
-    if cls is None or not stage or cls in dsfacts.ZERO_SUPPORTED_CLASSES:
-        return
     flag = view.node(FLAG)
-    if flag is not None and flag.to_python():
+    if not stage or (flag is not None and flag.to_python()):
         return  # allowed (DeepSpeed only warns); any non-empty string ("auto", a template) is truthy here
+    if cls is None:
+        client = _client(view, stage)
+        if client is not None:
+            yield client
+        return
+    if cls in dsfacts.ZERO_SUPPORTED_CLASSES:
+        return
     t = view.optimizer_type
     built = cls if cls.startswith(("torch.", "mup.")) else f"DeepSpeed's {cls}"
     fix = (edits.replace_value(view.doc, FLAG, "true") if flag is not None
@@ -56,3 +64,32 @@ def check(view):
         fixes=edits.fixes(edits.make_fix("set zero_allow_untested_optimizer to true", fix, safe=False)),
         fails_at="initialize"
     )
+
+
+# The code's optimizer class as written (check --uses reads it), where the tested list can decide it: torch's own
+# names, and the third-party packages none of whose classes is on the list.
+NOT_ZERO_TESTED_PACKAGES = ("apex.", "bitsandbytes.", "bnb.", "transformers.", "timm.")
+
+
+def _client(view, stage):
+    """With no optimizer section, the optimizer the training code passes to deepspeed.initialize (Settings.
+    client_optimizer, from the repository): the same tested-list check, certain where the class is known."""
+    client = view.settings.client_optimizer
+    if client is None or view.node("/optimizer") is not None or not view.raw_deepspeed:
+        return None
+    name, where = client
+    full = "torch.optim." + name[len("optim."):] if name.startswith("optim.") else name
+    if full.startswith("torch.optim."):
+        if full in dsfacts.ZERO_SUPPORTED_CLASSES:
+            return None
+    elif not full.startswith(NOT_ZERO_TESTED_PACKAGES):
+        return None  # a bare or unknown name: which class it is depends on an import zerolint does not follow
+    stage_ptr = "/zero_optimization/stage"
+    return view.finding(
+        stage_ptr if view.has(stage_ptr) else "/zero_optimization",
+        f"the code passes {name} to deepspeed.initialize ({where}), which is not on ZeRO's tested list; with ZeRO "
+        f"stage {stage} deepspeed.initialize fails with \"AssertionError: You are using an untested ZeRO "
+        "Optimizer\" unless zero_allow_untested_optimizer is true",
+        at="value" if view.has(stage_ptr) else "key", fails_at="initialize",
+        help="pass a tested optimizer (torch.optim.AdamW, DeepSpeed's FusedAdam, ...), or set "
+             "\"zero_allow_untested_optimizer\": true to run it anyway")
