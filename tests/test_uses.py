@@ -307,3 +307,18 @@ def test_the_client_optimizer_settles_the_tested_list(tmp_path):
                       "tested list; with ZeRO stage 1 deepspeed.initialize fails with \"AssertionError: You are using "
                       "an untested ZeRO Optimizer\" unless zero_allow_untested_optimizer is true "
                       "(used by sgd.py:2: deepspeed.initialize)")]
+
+
+def test_an_accelerate_config_launched_with_a_trainer_script_is_read_by_the_trainer(tmp_path):
+    """ZL534 ("auto" betas only the Trainer fills) holds for a loop of one's own; the launch line's script uses the
+    Trainer, so --uses reads the YAML's config as the Trainer does and ZL534 is not reported."""
+    root = tree(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},\n'
+                   ' "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto"}}}\n',
+        "acc.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+                    "num_processes: 2\n",
+        "launch.sh": "accelerate launch --config_file acc.yaml train.py\n",
+        "train.py": "from transformers import Trainer\nTrainer(model=m).train()\n",
+    })
+    assert shown(root, "ds.json")[0][0] == "acc.yaml:3: Accelerate config, 2 GPUs, HF Trainer in train.py:2"
+    assert "ZL534" not in [c for c, _, _, _ in check_json(root, "--uses", "ds.json")]

@@ -125,7 +125,21 @@ def find_uses(root: str) -> list[Use]:
     for use in uses:
         if use.script is not None and use.consumer is None:
             _consumer_from_script(use, root, sources)
+    _yaml_consumers(uses)
     return uses
+
+
+def _yaml_consumers(uses: list[Use]) -> None:
+    """An Accelerate config run by an `accelerate launch --config_file` line whose script uses the HF Trainer is
+    read by the Trainer (through Accelerate): the launched script decides what fills "auto" (ZL534)."""
+    for launch in uses:
+        named = launch.values.get("accelerate_config")
+        if launch.launcher != "accelerate launch" or named is None or launch.consumer is None:
+            continue
+        for use in uses:
+            if use.launcher == "Accelerate config" and name_matches(use.source, str(named[0])):
+                if launch.consumer[0] == "hf":
+                    use.consumer = launch.consumer
 
 
 def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
@@ -171,14 +185,14 @@ def _logical_lines(text: str):
 
 def _shell_uses(rel: str, data: bytes) -> list[Use]:
     text = data.decode("utf-8", "replace")
-    if "--deepspeed" not in text:
+    if "--deepspeed" not in text and "--config_file" not in text:
         return []
     env = {m.group(1): m.group(2).strip("\"'") for m in ASSIGN.finditer(text)}
     sbatch = {m.group(1): (m.group(2), _line_of(text, m.start())) for m in SBATCH.finditer(text)}
     out = []
     for number, line in _logical_lines(text):
-        if "--deepspeed" not in line or line.lstrip().startswith("#"):
-            continue
+        if ("--deepspeed" not in line and "--config_file" not in line) or line.lstrip().startswith("#"):
+            continue  # (an `accelerate launch --config_file` line names the YAML that names the config)
         try:
             tokens = shlex.split(line, comments=True)
         except ValueError as e:
@@ -199,10 +213,10 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
         if flag in CONFIG_FLAGS and (inline or i + 1 < len(tokens)):
             config = inline or tokens[i + 1]
             break
-    if config is None:
-        return None
     launcher, at = _launcher(tokens)
-    use = Use(_expand(config, env, None), rel, number, launcher)
+    if config is None and launcher != "accelerate launch":
+        return None
+    use = Use(_expand(config or "", env, None), rel, number, launcher)
     if "$" in use.config:
         use.unresolved.append(f"the config path {config} uses a variable not set in {rel}")
     where = f"{rel}:{number}"
