@@ -322,3 +322,20 @@ def test_an_accelerate_config_launched_with_a_trainer_script_is_read_by_the_trai
     })
     assert shown(root, "ds.json")[0][0] == "acc.yaml:3: Accelerate config, 2 GPUs, HF Trainer in train.py:2"
     assert "ZL534" not in [c for c, _, _, _ in check_json(root, "--uses", "ds.json")]
+
+
+def test_the_json_output_names_the_uses_of_each_finding(tmp_path):
+    import json
+
+    root = tree(tmp_path, {
+        "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}\n',
+        "train_4.sh": "deepspeed --num_gpus 4 train.py --deepspeed ds.json\n",
+        "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
+    })
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "--uses", "ds.json"],
+                       capture_output=True, text=True, cwd=root, timeout=60)
+    (d,) = [d for d in json.loads(p.stdout)["diagnostics"] if d["code"] == "ZL402"]
+    assert d["uses"] == [{"where": "train_4.sh:1", "launcher": "deepspeed", "consumer": "deepspeed", "world_size": 4}]
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "ds.json"],
+                       capture_output=True, text=True, cwd=root, timeout=60)
+    assert all("uses" not in d for d in json.loads(p.stdout)["diagnostics"])  # the old shape without --uses

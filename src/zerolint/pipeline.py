@@ -382,10 +382,10 @@ class Pipeline:
                 result = Result(path, result.document, _as_used(result.document, readings, s))
         return [result]
 
-    def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings]]:
-        """(the uses, their settings) for each distinct way the repository hands `path` over: the consumer from
-        the use where the target is not given, the world size from it where --world-size is not. Empty when no
-        use is found (the file is then checked as it always is)."""
+    def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings, list]]:
+        """(the uses' label, their settings, the uses) for each distinct way the repository hands `path` over: the
+        consumer from the use where the target is not given, the world size from it where --world-size is not.
+        Empty when no use is found (the file is then checked as it always is)."""
         from .base.record import replace
         from .model.trainer import KNOWN
         from .project.references import tree_root
@@ -409,7 +409,7 @@ class Pipeline:
             args = members[0][1]
             changes = {"target": target, "world_size": world, **({"training_args": args} if args else {}),
                        **({"client_optimizer": client} if client else {})}
-            readings.append((label, replace(settings, **changes)))
+            readings.append((label, replace(settings, **changes), [use for use, _ in members]))
         return readings
 
     def lint_data(self, data: bytes, name: str) -> Result:
@@ -614,26 +614,30 @@ USE_TARGETS = {"hf": "hf", "accelerate": "accelerate", "deepspeed": "deepspeed",
 
 def _as_used(doc, readings: list, s: FileSetup) -> list:
     """The document checked once per reading; a finding every reading reports is kept once, a finding only some
-    readings report says which use it is about."""
+    readings report says which use it is about. Each carries the uses it holds for (Diagnostic.uses)."""
     from .base.record import replace
 
-    per_reading = [(label, run_rules(doc, settings, s.selection, s.rules)) for label, settings in readings]
+    per_reading = [(label, run_rules(doc, settings, s.selection, s.rules), uses) for label, settings, uses in readings]
 
     def key(d):
         return d.code, d.pointer, d.message
 
-    everywhere = set.intersection(*({key(d) for d in diags} for _, diags in per_reading))
+    holds: dict[tuple, list] = {}
+    for _, diags, uses in per_reading:
+        for d in diags:
+            holds.setdefault(key(d), []).extend(u.to_json() for u in uses)
+    everywhere = set.intersection(*({key(d) for d in diags} for _, diags, _ in per_reading))
     out, seen = [], set()
-    for label, diags in per_reading:
+    for label, diags, uses in per_reading:
         for d in diags:
             k = key(d)
             if k in everywhere:
                 if k not in seen:
                     seen.add(k)
-                    out.append(d)
+                    out.append(replace(d, uses=holds[k]))
             elif (k, label) not in seen:
                 seen.add((k, label))
-                out.append(replace(d, message=f"{d.message} (used by {label})"))
+                out.append(replace(d, message=f"{d.message} (used by {label})", uses=[u.to_json() for u in uses]))
     out.sort(key=lambda d: (d.line, d.column))
     return out
 

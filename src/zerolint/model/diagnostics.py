@@ -122,16 +122,19 @@ class Diagnostic(Record):
 
     `start`/`end` are the character offsets of the highlighted span, for the fixer and snippets; `fails_at` as in
     `Finding`. `rule` is the rule that made it (a Rule or a policy rule), for reporters that describe rules
-    (SARIF); None when the diagnostic was made outside the engine. It is not part of the diagnostic's value."""
+    (SARIF); None when the diagnostic was made outside the engine. It is not part of the diagnostic's value.
+    `uses`: with `check --uses`, the uses of the config this finding holds for (dicts: where, launcher, consumer,
+    world_size; project/uses.py), None otherwise."""
 
     _fields = ("file", "code", "name", "severity", "message", "pointer", "line", "column", "end_line", "end_column",
-               "help", "url", "fixes", "related", "start", "end", "fails_at")
+               "help", "url", "fixes", "related", "start", "end", "fails_at", "uses")
     _extra = ("rule",)
 
     def __init__(self, file: str, code: str, name: str, severity: Severity, message: str, pointer: str, line: int,
                  column: int, end_line: int, end_column: int, help: str | None = None, url: str | None = None,
                  fixes: list[Fix] | None = None, related: list[Related] | None = None, start: int = 0,
-                 end: int = 0, fails_at: str | None = None, rule: Any = None) -> None:
+                 end: int = 0, fails_at: str | None = None, rule: Any = None,
+                 uses: list[dict[str, Any]] | None = None) -> None:
         self.file = file
         self.code = code
         self.name = name
@@ -150,6 +153,7 @@ class Diagnostic(Record):
         self.end = end
         self.fails_at = fails_at
         self.rule = rule
+        self.uses = uses
 
     @property
     def fix(self) -> Fix | None:
@@ -189,4 +193,6 @@ class Diagnostic(Record):
         }
         if self.fails_at is not None:
             out["fails_at"] = self.fails_at
+        if self.uses is not None:
+            out["uses"] = self.uses
         return out

@@ -102,6 +102,12 @@ class Use:
         return out
 
 
+    def to_json(self) -> dict:
+        """The use as the JSON output's `uses` field shows it (docs/json-format.md)."""
+        return {"where": self.where, "launcher": self.launcher,
+                "consumer": self.consumer[0] if self.consumer is not None else None, "world_size": self.world_size}
+
+
 CONSUMER_NAMES = {"hf": "HF Trainer", "accelerate": "Accelerate loop", "deepspeed": "deepspeed.initialize",
                   "inference": "DeepSpeed inference"}
 
