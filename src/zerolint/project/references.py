@@ -97,14 +97,15 @@ def name_matches(rel: str, name: str) -> bool:
     return bool(name) and (rel == name or rel.endswith("/" + name))
 
 
-def text_files(root: str):
-    """(path, bytes) of the tree's text files, in walk order, within the budget; never through a link."""
+def text_files(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tuple[str, ...] = TEXT_NAMES):
+    """(path, bytes) of the tree's text files (those `suffixes` and `names` say), in walk order, within the budget;
+    never through a link."""
     limits = Limits(max_bytes=MAX_FILE_BYTES, roots=(root,))
     files = total = 0
     for d, dirs, names in os.walk(root, followlinks=False):
         dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not os.path.islink(os.path.join(d, x)))
         for n in sorted(names):
-            if not (n.endswith(TEXT_SUFFIXES) or n in TEXT_NAMES):
+            if not (n.endswith(suffixes) or n in names):
                 continue
             path = os.path.join(d, n)
             if os.path.islink(path):

@@ -25,8 +25,7 @@ import shlex
 
 from .references import name_matches, text_files
 
-SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".txt", ".mk", ".yml",
-                  ".yaml")
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".mk", ".yml", ".yaml")
 SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "Dockerfile")
 CONFIG_FLAGS = ("--deepspeed", "--deepspeed_config")
 # launcher -> {flag: what it sets}
@@ -117,7 +116,7 @@ def find_uses(root: str) -> list[Use]:
     root = os.path.abspath(root)  # the read checks compare absolute paths with the tree
     uses: list[Use] = []
     sources: dict[str, bytes] = {}
-    for path, data in text_files(root):
+    for path, data in text_files(root, SHELL_SUFFIXES + (".py",), SHELL_NAMES):
         sources[path] = data
     for path, data in sources.items():
         rel = os.path.relpath(path, root).replace(os.sep, "/")
