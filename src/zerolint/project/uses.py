@@ -100,7 +100,6 @@ class Use:
         out.extend(f"unresolved: {why}" for why in self.unresolved)
         return out
 
-
     def to_json(self) -> dict:
         """The use as the JSON output's `uses` field shows it (docs/json-format.md)."""
         return {"where": self.where, "launcher": self.launcher,
@@ -155,14 +154,14 @@ def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
     rel = os.path.relpath(os.path.abspath(config), root).replace(os.sep, "/")
     out = []
     for u in uses:
-        exact = [p for p in (_from(root, os.path.dirname(u.source), u.config), _from(root, "", u.config))
+        exact = [p for p in (_from(os.path.dirname(u.source), u.config), _from("", u.config))
                  if p is not None and os.path.isfile(os.path.join(root, p))]
         if (rel in exact) if exact else name_matches(rel, u.config):
             out.append(u)
     return out
 
 
-def _from(root: str, base: str, name: str) -> str | None:
+def _from(base: str, name: str) -> str | None:
     """`name` resolved from `base` (relative to the root), as a root-relative path; None outside the tree."""
     if not name or os.path.isabs(name):
         return None
