@@ -255,6 +255,9 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
         use.nodes = (int(sbatch["nodes"][0]), f"{rel}:{sbatch['nodes'][1]}")
     if world is not None:  # accelerate's --num_processes counts every process of every machine
         nodes = use.nodes[0] if use.nodes is not None else 1
+        if world % nodes:
+            use.unresolved.append(f"{world} processes do not divide over {nodes} machines")
+            use.nodes = None
         use.gpus = (world // nodes if world % nodes == 0 else world, where)
     if use.gpus is None and launcher == "deepspeed":
         use.unresolved.append("deepspeed without --num_gpus (or --include) uses every GPU of the host")
