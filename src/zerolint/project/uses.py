@@ -350,8 +350,10 @@ def _yaml_uses(rel: str, data: bytes) -> list[Use]:
         if machines.isdigit() and "num_machines" in keys:
             use.nodes = (nodes, where("num_machines"))
         procs = keys.get("num_processes", ("", 0))[0]
-        if procs.isdigit():
-            use.gpus = (int(procs) // nodes if int(procs) % nodes == 0 else int(procs), where("num_processes"))
+        if procs.isdigit() and nodes and int(procs) % nodes == 0:
+            use.gpus = (int(procs) // nodes, where("num_processes"))
+        elif procs.isdigit():
+            use.unresolved.append(f"num_processes {procs} does not divide over num_machines {machines}")
         if "mixed_precision" in keys:
             use.values["mixed_precision"] = (keys["mixed_precision"][0], where("mixed_precision"))
         return [use]
