@@ -148,6 +148,27 @@ def test_pooled_children_warm_up_before_their_config_and_each_runs_one(ops_built
         assert r["timings"]["process_s"] <= r["wall_s"] + 0.5  # the child's clock starts after its warm-up
 
 
+@pytest.mark.slow
+def test_a_pool_that_warmed_before_an_op_was_built_warms_again_and_stays_on(tmp_path, ops_built, monkeypatch):
+    """A cold op cache (a fresh clone): the first config's fork stops at shm_comm (not built), which is built, and
+    the children that were warming meanwhile stopped at it too. They are warmed again, not taken for a broken
+    warm-up: the later configs still run pooled, and no child is left warming for a config that will not come."""
+    import shutil
+
+    ext = tmp_path / "ext"
+    shutil.copytree(ops_built, ext, symlinks=True,
+                    ignore=shutil.ignore_patterns("deepspeed_shm_comm", "lock", "*.lock"))
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(ext))
+    opts = RunOptions(accelerator="cpu", extensions_dir=str(ext), timeout=120, build_timeout=1500)
+    with WarmServer("cpu", str(ext), pool=True) as server:
+        recs = run_plans(server, [plan(GOOD), plan(json.loads(BAD)), plan(GOOD)], opts)
+        assert server.pool and server.warm_jobs == []
+    # the first config's second run, after the build, goes to a child warmed meanwhile: pooled too
+    assert [(r["status"], r["pooled"]) for r in recs] == [("pass", True), ("fail", True), ("pass", True)], [
+        (r.get("error"), (r.get("log_tail") or "")[-1500:]) for r in recs if r["status"] == "crash"]
+    assert [s["op"] for s in recs[0]["op_stops"]] == ["deepspeed_shm_comm"]
+
+
 def test_pooled_children_never_given_a_config_leave_no_shm_segment(ops_built, monkeypatch):
     """A pooled child's warm-up runs DeepSpeed's first collectives, so shm_comm makes its /dev/shm segment (~67 MB,
     never unlinked by DeepSpeed) before any config comes; a child the run never needed must not leave it behind."""

@@ -35,6 +35,7 @@ import time
 
 KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL this much later (as procs.kill_run)
 WARM_UP_FAILED = 71  # a pooled child's exit code when its warm-up raised (warm.py runs its config afresh)
+WARM_UP_NEEDS_OP = 72  # ... when its warm-up stopped at an op that was not built yet (warm.py warms another)
 # Test-only failures, named by the spec the parent builds (runner.spec_of never copies a config's keys into the
 # spec, so a config cannot set this): how the tests make a child segfault, exit without a result, or hang.
 TEST_FAILURES = ("segfault", "exit", "hang")
@@ -227,9 +228,10 @@ def run_child(req: dict, req_fd: int, evt_fd: int, spec_fd: int = -1, others: tu
         if spec_fd >= 0:
             try:
                 warmed = child.warm_up(req["env"].get("DS_ACCELERATOR", "cpu"))
-            except BaseException:  # noqa: BLE001 - the parent runs its config in a fresh fork instead (warm.py),
-                # which also reports an op the warm-up stopped at (opguard.OpNotBuilt, a BaseException) as needs-op
-                code = WARM_UP_FAILED
+            except BaseException as exc:  # noqa: BLE001 - the parent runs its config in a fresh fork instead
+                # (warm.py); a warm-up that stopped at an op not built yet (opguard.OpNotBuilt, a BaseException)
+                # started before that op's build: the parent warms another child once it is built
+                code = WARM_UP_NEEDS_OP if type(exc).__name__ == "OpNotBuilt" else WARM_UP_FAILED
                 raise  # (printed to the child's log below)
             with os.fdopen(spec_fd, "rb") as f:
                 line = f.readline()

@@ -195,6 +195,14 @@ class WarmServer:
             return job
         return self._fork(spec, timeout, env, progress)
 
+    def release_warm(self) -> None:
+        """End every pooled child not given a config (the pool is off, or no config will come for them)."""
+        for job in self.warm_jobs:
+            self._send({"op": "kill", "id": job.id})
+            kill_run(None, job.run_id)
+            self.forget(job)
+        self.warm_jobs = []
+
     def _new_job(self, spec: dict | None, timeout: float, env: dict | None,
                  progress: Callable[[str], None] | None) -> Job:
         job_id = uuid.uuid4().hex[:12]
@@ -345,6 +353,7 @@ class WarmServer:
 
 POOL_AHEAD = 2  # pooled children warming beyond the running ones (a CUDA context each: ~0.5 GiB of the GPU)
 WARM_UP_FAILED = 71  # a pooled child's exit code when its warm-up raised (forkserver.run_child)
+WARM_UP_NEEDS_OP = 72  # ... when its warm-up stopped at an op not built when it started (forkserver.run_child)
 
 
 def record_of(server: WarmServer, job: Job, opts: RunOptions, pending: list[str], before: set) -> dict:
@@ -391,7 +400,7 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
     stops: dict[int, list[dict]] = {}  # plan -> the ops its runs stopped at (ops.build_stopped)
     running: dict[str, int] = {}
     records_done = 0
-    todo, retried = list(range(len(plans))), set()
+    todo, retried, rewarmed = list(range(len(plans))), set(), set()
     while todo or running:
         while todo and len(running) < max(1, jobs):
             i = todo.pop(0)
@@ -418,8 +427,14 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
                 retried.add(i)
                 todo.insert(0, i)
                 continue
-            if job.pooled and (job.exit or {}).get("rc") == WARM_UP_FAILED and i not in retried:
+            rc = (job.exit or {}).get("rc")
+            if job.pooled and rc == WARM_UP_NEEDS_OP and i not in rewarmed:
+                rewarmed.add(i)  # it warmed before an op was built (a cold cache): a child warmed now has it
+                todo.insert(0, i)
+                continue
+            if job.pooled and rc in (WARM_UP_FAILED, WARM_UP_NEEDS_OP) and i not in retried:
                 server.pool = False  # the warm-up itself failed (its log has why): fresh forks from now on
+                server.release_warm()
                 retried.add(i)
                 todo.insert(0, i)
                 continue
