@@ -339,3 +339,64 @@ def test_the_json_output_names_the_uses_of_each_finding(tmp_path):
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "ds.json"],
                        capture_output=True, text=True, cwd=root, timeout=60)
     assert all("uses" not in d for d in json.loads(p.stdout)["diagnostics"])  # the old shape without --uses
+
+
+def many_files(tmp_path: Path, n: int = 60) -> Path:
+    """A tree whose uses are spread over many files and directories, for the scan's shares."""
+    files = {f"cfg/ds_{i}.json": "{}" for i in range(0, n, 7)}
+    for i in range(n):
+        files[f"pkg{i % 5}/sub{i % 3}/run_{i}.sh"] = (
+            f"CFG=cfg/ds_{i - i % 7}.json\ndeepspeed --num_gpus {1 + i % 4} t{i}.py --deepspeed $CFG\n")
+        files[f"pkg{i % 5}/mod_{i}.py"] = (f"import deepspeed\nengine = deepspeed.initialize(config='cfg/ds_{i - i % 7}"
+                                           f".json')\n" if i % 3 == 0 else "x = 1\n")
+        files[f"docs/note_{i}.md"] = "prose " * (i % 11)
+    return tree(tmp_path, files)
+
+
+def test_the_scan_on_several_cores_finds_what_a_serial_scan_finds_in_its_order(tmp_path):
+    root = many_files(tmp_path)
+    serial = [(u.describe(), u.details()) for u in find_uses(str(root), workers=0)]
+    assert len(serial) == 80
+    from zerolint.project.uses import _may_fork
+
+    assert _may_fork()  # the shares below run in child processes
+    for workers in (1, 2, 3, 7):
+        assert [(u.describe(), u.details()) for u in find_uses(str(root), workers=workers)] == serial
+
+
+def test_the_read_budget_stops_the_scan_at_the_same_file_on_any_number_of_cores(tmp_path, monkeypatch):
+    import zerolint.project.uses as uses_module
+
+    root = many_files(tmp_path)
+    monkeypatch.setattr(uses_module, "MAX_TOTAL_BYTES", 3000)  # the children are forked: they read it too
+    serial = [u.describe() for u in find_uses(str(root), workers=0)]
+    assert 0 < len(serial) < 80
+    for workers in (2, 3, 7):
+        assert [u.describe() for u in find_uses(str(root), workers=workers)] == serial
+
+
+def test_a_share_whose_child_fails_is_scanned_by_the_caller(tmp_path, monkeypatch):
+    import zerolint.project.uses as uses_module
+
+    root = many_files(tmp_path)
+    serial = [u.describe() for u in find_uses(str(root), workers=0)]
+    parent, scan = os.getpid(), uses_module._scan_share
+
+    def failing_in_children(root, k, n):
+        if os.getpid() != parent and k == 1:
+            raise MemoryError
+        return scan(root, k, n)
+
+    monkeypatch.setattr(uses_module, "_scan_share", failing_in_children)
+    assert uses_module._may_fork()  # else no child runs and this proves nothing
+    assert [u.describe() for u in find_uses(str(root), workers=3)] == serial
+
+
+def test_a_tree_scan_reads_only_text_files_of_the_kinds_it_knows(tmp_path):
+    """A file whose name no launch or code file has (a .bin, a .json) is never read for uses or references."""
+    from zerolint.project.references import named_configs
+
+    root = tree(tmp_path, {"ds.json": "{}", "blob.bin": "deepspeed --num_gpus 8 t.py --deepspeed ds.json\n",
+                           "notes.json": '{"cmd": "deepspeed t.py --deepspeed ds.json"}'})
+    assert find_uses(str(root)) == []
+    assert named_configs([str(root / "ds.json")]) == {}

@@ -44,7 +44,12 @@ class Result(Record):
 def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selection: Selection | None = None,
                limits: Limits | None = None, rules: RuleSet | None = None) -> Result:
     """`rules`: the rules to run (default: the built-in ones; a project's adds its policy rules)."""
-    limits = limits or Limits()
+    doc = document_of(data, path, limits or Limits())
+    return Result(path, doc, run_rules(doc, settings, selection, rules))
+
+
+def document_of(data: bytes, path: str, limits: Limits) -> Document:
+    """The parsed document, or a fatal one whose note says the file is over the size limit."""
     if len(data) > limits.max_bytes:
         doc = parse("", path)
         doc.notes[:] = []
@@ -53,9 +58,8 @@ def lint_bytes(data: bytes, path: str, settings: Settings | None = None, selecti
         doc.notes.append(Note("size-limit", 0, 0,
                               f"the file is larger than the {limits.max_bytes:,}-byte limit"))
         doc.fatal = True
-        return Result(path, doc, run_rules(doc, settings, selection, rules))
-    doc = parse_bytes(data, path, limits.max_depth, limits.max_values)
-    return Result(path, doc, run_rules(doc, settings, selection, rules))
+        return doc
+    return parse_bytes(data, path, limits.max_depth, limits.max_values)
 
 
 def lint_path(path: str, settings: Settings | None = None, selection: Selection | None = None,
@@ -274,6 +278,9 @@ class Pipeline:
 
         self.options = options
         o = options
+        self._uses: dict = {}  # repository root -> project.uses.UseScan, then its UseIndex (--uses): one scan a tree
+        if o.uses:
+            self._start_scans()  # first: the scans run on the other cores while the rest loads
         self.project = Project({"select": list(o.select), "ignore": list(o.ignore), "severity": dict(o.severity),
                                 "target": o.target, "world-size": o.world_size,
                                 "deepspeed-version": o.deepspeed_version, "torch-version": o.torch_version,
@@ -285,7 +292,6 @@ class Pipeline:
         self._suppressions = None
         self._sources: tuple | None = None
         self._picked: dict = {}  # path -> model.detect.Pick: the bytes (and Document) read to judge a found file
-        self._uses: dict = {}  # repository root -> project.uses.Use list (--uses): each tree is scanned once
 
     # -- sources ----------------------------------------------------------------------------------------------------
 
@@ -370,17 +376,41 @@ class Pipeline:
         if is_yaml(path):
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
+        readings = self._readings(path, s.settings) if self.options.uses else []
+        if readings:  # checked once per use: the plain check is not run
+            doc = pick.document if pick is not None and pick.document is not None else document_of(
+                pick.data if pick is not None and pick.data is not None else read_bytes(path, s.limits), path, s.limits)
+            return [Result(path, doc, _as_used(doc, readings, s))]
         if pick is not None and pick.document is not None:
             result = Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))
         elif pick is not None and pick.data is not None:
             result = lint_bytes(pick.data, path, s.settings, s.selection, s.limits, s.rules)
         else:
             result = lint_path(path, s.settings, s.selection, s.limits, s.rules)
-        if self.options.uses and result.document is not None:
-            readings = self._readings(path, s.settings)
-            if readings:
-                result = Result(path, result.document, _as_used(result.document, readings, s))
         return [result]
+
+    def uses_of(self, path: str) -> list:
+        """The uses of the config at `path` in its repository (project/uses.py); each tree is scanned once."""
+        from .project.references import tree_root
+        from .project.uses import UseIndex, UseScan
+
+        root = tree_root(path)
+        if not isinstance(self._uses.get(root), UseIndex):
+            scan = self._uses.get(root) or UseScan(root)
+            self._uses[root] = UseIndex(root, scan.result())
+        return self._uses[root].of(path)
+
+    def _start_scans(self) -> None:
+        """--uses: the scans of the trees the arguments are in start now, on the other cores, while the files to
+        lint are found and judged here."""
+        from .project.references import tree_root
+        from .project.uses import UseScan
+
+        for arg in self.options.files:
+            if arg != "-" and os.path.isdir(arg):
+                root = tree_root(os.path.join(arg, "-"))
+                if root not in self._uses:
+                    self._uses[root] = UseScan(root)
 
     def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings, list]]:
         """(the uses' label, their settings, the uses) for each distinct way the repository hands `path` over: the
@@ -388,14 +418,9 @@ class Pipeline:
         Empty when no use is found (the file is then checked as it always is)."""
         from .base.record import replace
         from .model.trainer import KNOWN
-        from .project.references import tree_root
-        from .project.uses import find_uses, uses_of
 
-        root = tree_root(path)
-        if root not in self._uses:
-            self._uses[root] = find_uses(root)
         groups: dict[tuple, list] = {}
-        for use in uses_of(path, root, self._uses[root]):
+        for use in self.uses_of(path):
             consumer = use.consumer[0] if use.consumer is not None else None
             target = settings.target if settings.target != "auto" or consumer is None else USE_TARGETS[consumer]
             world = settings.world_size if settings.world_size is not None else use.world_size

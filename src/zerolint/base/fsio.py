@@ -437,6 +437,36 @@ def read_bytes(path: str, limits: Limits) -> bytes:
             os.close(fd)
 
 
+def read_walked(path: str, max_bytes: int) -> bytes | None:
+    """The bytes of a file a walk found (at most max_bytes + 1), or None when it is not a regular file now or cannot
+    be read. For scans of a tree whose walk never follows a link (project/references.py): the file itself is opened
+    without following a link (O_NOFOLLOW), non-blocking (a FIFO swapped in never blocks) and checked with fstat, so
+    no realpath per file is needed to stay in the tree; a scan skips what it cannot read instead of failing."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        chunks, left = [], max_bytes + 1
+        want = min(left, st.st_size + 1)  # the whole file in one read (a short read of a regular file is its end)
+        while left > 0:
+            chunk = os.read(fd, want)
+            chunks.append(chunk)
+            left -= len(chunk)
+            if len(chunk) < want:
+                break
+            want = min(left, 1 << 20)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 # -- files a settings file names ---------------------------------------------------------------------------------
 
 SETTING_MAX_BYTES = {"baseline": 64 * 1024 * 1024, "extend-rules": 1024 * 1024}

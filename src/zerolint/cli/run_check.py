@@ -101,16 +101,10 @@ def _show_files(pipeline) -> None:
 def _show_uses(pipeline) -> None:
     """--show-uses: each config to lint, the places in its repository that use it, and what each says; exit 0."""
     from ..base.escape import safe_line
-    from ..project.references import tree_root
-    from ..project.uses import find_uses, uses_of
 
     run = pipeline.sources()
-    found: dict[str, list] = {}
     for path in run.paths:
-        root = tree_root(path)
-        if root not in found:
-            found[root] = find_uses(root)
-        uses = uses_of(path, root, found[root])
+        uses = pipeline.uses_of(path)
         echo(safe_line(path))
         if not uses:
             echo("  no use found in the repository: the consumer is guessed from the file's content")

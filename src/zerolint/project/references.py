@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..base.fsio import Limits, UnreadableFile, read_bytes
+from ..base.fsio import NEVER_READ, read_walked
 
 # What is scanned, and how much: the gate stays cheap on a large monorepo, and reading stops at the budget.
 TEXT_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".yaml", ".yml", ".md", ".rst",
@@ -100,27 +100,47 @@ def name_matches(rel: str, name: str) -> bool:
 def text_files(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tuple[str, ...] = TEXT_NAMES):
     """(path, bytes) of the tree's text files (those `suffixes` and `names` say), in walk order, within the budget;
     never through a link."""
-    limits = Limits(max_bytes=MAX_FILE_BYTES, roots=(root,))
-    files = total = 0
-    for d, dirs, names in os.walk(root, followlinks=False):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not os.path.islink(os.path.join(d, x)))
-        for n in sorted(names):
-            if not (n.endswith(suffixes) or n in names):
-                continue
-            path = os.path.join(d, n)
-            if os.path.islink(path):
-                continue
-            files += 1
-            if files > MAX_FILES or total > MAX_TOTAL_BYTES:
-                return
+    total = 0
+    for path in tree_paths(root, suffixes, names):
+        data = read_walked(path, MAX_FILE_BYTES)
+        if data is None or len(data) > MAX_FILE_BYTES:
+            continue
+        if total > MAX_TOTAL_BYTES:
+            return
+        total += len(data)
+        yield path, data
+
+
+def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES,
+               names: tuple[str, ...] = TEXT_NAMES) -> list[str]:
+    """The paths of the tree's text files in walk order (a directory's files by name, then each subdirectory by
+    name, depth first), at most MAX_FILES of them. No link is followed, to a directory or a file, so every path is
+    inside the tree without a realpath per file; /proc, /sys and /dev are never entered."""
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
             try:
-                data = read_bytes(path, limits)
-            except UnreadableFile:
+                if e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    if e.name not in SKIP_DIRS and e.path not in NEVER_READ:
+                        subdirs.append(e.path)
+                elif e.name.endswith(suffixes) or e.name in names:
+                    if len(out) == MAX_FILES:
+                        return out
+                    out.append(e.path)
+            except OSError:
                 continue
-            if len(data) > MAX_FILE_BYTES:
-                continue
-            total += len(data)
-            yield path, data
+        stack.extend(reversed(subdirs))
+    return out
 
 
 def _names_in(path: str, data: bytes):

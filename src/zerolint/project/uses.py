@@ -23,7 +23,8 @@ import os
 import re
 import shlex
 
-from .references import name_matches, text_files
+from ..base.fsio import read_walked
+from .references import MAX_FILE_BYTES, MAX_TOTAL_BYTES, name_matches, tree_paths
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".mk", ".yml", ".yaml")
 SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "Dockerfile")
@@ -37,6 +38,8 @@ LAUNCH_FLAGS = {
 SBATCH = re.compile(r"^#SBATCH\s+--(nodes|gpus-per-node|ntasks-per-node)[= ](\S+)", re.M)
 ASSIGN = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)", re.M)
 VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_QUOTING = re.compile(r"[\"'\\#]")
+_WORDS = re.compile(r"[^ \t\r\n]+")  # shlex's whitespace
 TRAINING_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
                  "ORPOConfig", "KTOConfig", "RewardConfig")
 TRAINERS = ("Trainer", "Seq2SeqTrainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer", "ORPOTrainer", "KTOTrainer",
@@ -110,26 +113,153 @@ CONSUMER_NAMES = {"hf": "HF Trainer", "accelerate": "Accelerate loop", "deepspee
                   "inference": "DeepSpeed inference"}
 
 
-def find_uses(root: str) -> list[Use]:
-    """Every use of a DeepSpeed config in the tree at `root`, in walk order."""
-    root = os.path.abspath(root)  # the read checks compare absolute paths with the tree
-    uses: list[Use] = []
-    sources: dict[str, bytes] = {}
-    for path, data in text_files(root, SHELL_SUFFIXES + (".py",), SHELL_NAMES):
-        sources[path] = data
-    for path, data in sources.items():
-        rel = os.path.relpath(path, root).replace(os.sep, "/")
-        if path.endswith(".py"):
-            uses.extend(_python_uses(rel, data))
-        else:
-            if path.endswith((".yaml", ".yml")):
-                uses.extend(_yaml_uses(rel, data))
-            if path.endswith(SHELL_SUFFIXES) or os.path.basename(path) in SHELL_NAMES:
-                uses.extend(_shell_uses(rel, data))
-    for use in uses:
-        if use.script is not None and use.consumer is None:
-            _consumer_from_script(use, root, sources)
-    _yaml_consumers(uses)
+def find_uses(root: str, workers: int | None = None) -> list[Use]:
+    """Every use of a DeepSpeed config in the tree at `root`, in walk order (UseScan, waited for)."""
+    return UseScan(root, workers).result()
+
+
+SKIPPED, NOT_READ = -1, -2  # a file not read (a link, not regular, too large); a file past the read budget
+
+
+class UseScan:
+    """The scan of a tree for uses, started when made. `workers` child processes (default: one per core but the one
+    the caller keeps, where this process may fork) each walk the tree and scan their share of its files, while the
+    caller goes on: the command line finds and judges the files to lint meanwhile. 0: scanned here, when `result()`
+    is asked for. The result is the same either way: the shares are contiguous runs of the walk, joined in order; a
+    share whose child fails is scanned here. `result()` waits for the scan (once)."""
+
+    def __init__(self, root: str, workers: int | None = None) -> None:
+        self.root = os.path.abspath(root)  # the walk's paths start with it
+        self._uses: list[Use] | None = None
+        n = workers if workers is not None else (_cores() - 1 if _may_fork() else 0)
+        self._children = [_fork_share(self.root, k, n) for k in range(n)] if n > 0 and _may_fork() else []
+
+    def _scanned(self) -> tuple[list[str], list[tuple[int, list[Use]]]]:
+        if not self._children:
+            return _scan_share(self.root, 0, 1)
+        paths: list[str] = []
+        found: list[tuple[int, list[Use]]] = []
+        n = len(self._children)
+        for k, child in enumerate(self._children):
+            share = _collect(child) if child is not None else None
+            p, f = share if share is not None else _scan_share(self.root, k, n)
+            paths += p
+            found += f
+        self._children = []
+        return paths, found
+
+    def result(self) -> list[Use]:
+        if self._uses is not None:
+            return self._uses
+        uses: list[Use] = []
+        scanned: set[str] = set()
+        total = 0
+        for path, (size, found) in zip(*self._scanned()):
+            if size == NOT_READ or total > MAX_TOTAL_BYTES:
+                break  # the read budget is spent: the same files as references.text_files
+            if size == SKIPPED:
+                continue
+            total += size
+            scanned.add(path)
+            uses.extend(found)
+        kinds: dict[str, dict | None] = {}
+        for use in uses:
+            if use.script is not None and use.consumer is None:
+                _consumer_from_script(use, self.root, scanned, kinds)
+        _yaml_consumers(uses)
+        self._uses = uses
+        return uses
+
+
+def _may_fork() -> bool:
+    """Where a child can be forked safely: POSIX, and this process has one thread (the command line; a server with
+    threads must not fork, and spawning an interpreter costs more than a scan saves)."""
+    import threading
+
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _fork_share(root: str, k: int, n: int) -> tuple[int, int] | None:
+    """(pid, the pipe it writes its pickled share to), or None where no child could be made."""
+    import pickle
+
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # the child: scan, write, and leave without running anything of the parent's (no atexit, no flush)
+        code = 1
+        try:
+            os.close(read_end)
+            data = pickle.dumps(_scan_share(root, k, n), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(child: tuple[int, int]):
+    """The share a child wrote, or None when it failed (then the caller scans that share itself)."""
+    import pickle
+
+    pid, fd = child
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # a truncated or damaged share: scanned again by the caller
+        return None
+
+
+def _scan_share(root: str, k: int, n: int) -> tuple[list[str], list[tuple[int, list[Use]]]]:
+    """The k-th of n contiguous shares of the tree's walk: its paths, and for each (bytes read or SKIPPED /
+    NOT_READ, the file's uses). A worker's unit of work; the walk is cheap beside the reads, so each does its own."""
+    paths = tree_paths(root, SHELL_SUFFIXES + (".py",), SHELL_NAMES)
+    share = paths[k * len(paths) // n:(k + 1) * len(paths) // n]
+    out: list[tuple[int, list[Use]]] = []
+    total = 0
+    for path in share:
+        if total > MAX_TOTAL_BYTES:  # the caller stops here too: its total up to this file is at least this one
+            out.append((NOT_READ, []))
+            continue
+        data = read_walked(path, MAX_FILE_BYTES)
+        if data is None or len(data) > MAX_FILE_BYTES:
+            out.append((SKIPPED, []))
+            continue
+        total += len(data)
+        out.append((len(data), _uses_in(path[len(root) + 1:].replace(os.sep, "/"), data)))
+    return share, out
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _uses_in(rel: str, data: bytes) -> list[Use]:
+    if rel.endswith(".py"):
+        return _python_uses(rel, data)
+    uses = []
+    if rel.endswith((".yaml", ".yml")):
+        uses.extend(_yaml_uses(rel, data))
+    if rel.endswith(SHELL_SUFFIXES) or os.path.basename(rel) in SHELL_NAMES:
+        uses.extend(_shell_uses(rel, data))
     return uses
 
 
@@ -147,18 +277,37 @@ def _yaml_consumers(uses: list[Use]) -> None:
 
 
 def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
-    """The uses that name the config file at `config`. A name that is a file from the using file's directory or
-    from the repository root (where a launch starts) names that file only; any other name matches every config
-    whose path ends with it, as the CI gate matches (references.name_matches)."""
-    root = os.path.abspath(root)
-    rel = os.path.relpath(os.path.abspath(config), root).replace(os.sep, "/")
-    out = []
-    for u in uses:
-        exact = [p for p in (_from(os.path.dirname(u.source), u.config), _from("", u.config))
-                 if p is not None and os.path.isfile(os.path.join(root, p))]
-        if (rel in exact) if exact else name_matches(rel, u.config):
-            out.append(u)
-    return out
+    """The uses that name the config file at `config` (UseIndex, for one config)."""
+    return UseIndex(root, uses).of(config)
+
+
+class UseIndex:
+    """The uses of a tree by the config file they name, built once per tree (a large tree has thousands of uses and
+    hundreds of configs: no stat per pair). A name that is a file from the using file's directory or from the
+    repository root (where a launch starts) names that file only; any other name matches every config whose path
+    ends with it, as the CI gate matches (references.name_matches)."""
+
+    def __init__(self, root: str, uses: list[Use]) -> None:
+        self.root = os.path.abspath(root)
+        self._exact: dict[str, list[int]] = {}  # root-relative path -> the uses naming exactly it (their order)
+        self._loose: dict[str, list[int]] = {}  # a name's last part -> the uses matched by suffix
+        self._uses = uses
+        for i, u in enumerate(uses):
+            exact = {p for p in (_from(os.path.dirname(u.source), u.config), _from("", u.config))
+                     if p is not None and os.path.isfile(os.path.join(self.root, p))}
+            for p in exact:
+                self._exact.setdefault(p, []).append(i)
+            if not exact:
+                self._loose.setdefault(u.config.replace("\\", "/").rsplit("/", 1)[-1], []).append(i)
+
+    def of(self, config: str) -> list[Use]:
+        """The uses of the config file at `config`, in the order they were found."""
+        rel = os.path.relpath(os.path.abspath(config), self.root).replace(os.sep, "/")
+        if rel == ".." or rel.startswith("../"):
+            return []  # a file outside the tree: nothing in it can name the file (a suffix would match by chance)
+        picked = list(self._exact.get(rel, ()))
+        picked += [i for i in self._loose.get(rel.rsplit("/", 1)[-1], ()) if name_matches(rel, self._uses[i].config)]
+        return [self._uses[i] for i in sorted(picked)]
 
 
 def _from(base: str, name: str) -> str | None:
@@ -188,17 +337,17 @@ def _logical_lines(text: str):
 
 
 def _shell_uses(rel: str, data: bytes) -> list[Use]:
-    text = data.decode("utf-8", "replace")
-    if "--deepspeed" not in text and "--config_file" not in text:
+    if b"--deepspeed" not in data and b"--config_file" not in data:
         return []
+    text = data.decode("utf-8", "replace")
     env = {m.group(1): m.group(2).strip("\"'") for m in ASSIGN.finditer(text)}
     sbatch = {m.group(1): (m.group(2), _line_of(text, m.start())) for m in SBATCH.finditer(text)}
     out = []
     for number, line in _logical_lines(text):
         if ("--deepspeed" not in line and "--config_file" not in line) or line.lstrip().startswith("#"):
             continue  # (an `accelerate launch --config_file` line names the YAML that names the config)
-        try:
-            tokens = shlex.split(line, comments=True)
+        try:  # shlex only where quoting or a comment needs it: a plain line splits the same on whitespace
+            tokens = _WORDS.findall(line) if not _QUOTING.search(line) else shlex.split(line, comments=True)
         except ValueError as e:
             use = Use("", rel, number, "a command line")
             use.unresolved.append(f"the line does not tokenise ({e})")
@@ -332,9 +481,9 @@ RECIPE_FIELDS = {"micro_batch_size": "per_device_train_batch_size", "per_device_
 def _yaml_uses(rel: str, data: bytes) -> list[Use]:
     """An Accelerate config's `deepspeed_config_file` (with num_processes / num_machines), or a training recipe's
     `deepspeed:` (axolotl, LLaMA-Factory, TRL: the HF Trainer reads it, with the recipe's TrainingArguments)."""
-    text = data.decode("utf-8", "replace")
-    if "deepspeed" not in text:
+    if b"deepspeed" not in data:
         return []
+    text = data.decode("utf-8", "replace")
     keys = {}
     for m in YAML_KEY.finditer(text):
         keys.setdefault(m.group(2), (m.group(4).strip(), _line_of(text, m.start(2))))
@@ -384,8 +533,8 @@ def _scalar(text: str) -> object:
 # -- Python: the calls that hand a config over ----------------------------------------------------------------------
 
 def _python_uses(rel: str, data: bytes) -> list[Use]:
-    if b"deepspeed" not in data.lower() and b"DeepSpeed" not in data:
-        return []
+    if (b".json" not in data and b".hjson" not in data) or b"deepspeed" not in data.lower():
+        return []  # every config a call can name is a .json or .hjson literal: no parse needed
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -434,20 +583,25 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
     return out
 
 
-def _consumer_from_script(use: Use, root: str, sources: dict[str, bytes]) -> None:
-    """The consumer a launch line's script implies, read from the script when it is in the tree."""
+def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[str, dict | None]) -> None:
+    """The consumer a launch line's script implies, read from the script when the scan read it (in the tree)."""
     script, where = use.script
     launch_dir = os.path.dirname(os.path.join(root, use.source))
     for base in (launch_dir, root):
         path = os.path.normpath(os.path.join(base, script))
-        if path in sources:
+        if path in scanned:
             break
     else:
         use.unresolved.append(f"the script {script} is not in the tree, so its consumer is unknown")
         return
-    try:
-        kinds = _code_kinds(ast.parse(sources[path]))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if path not in cache:
+        data = read_walked(path, MAX_FILE_BYTES)
+        try:
+            cache[path] = None if data is None else _code_kinds(ast.parse(data))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            cache[path] = None
+    kinds = cache[path]
+    if kinds is None:
         use.unresolved.append(f"the script {script} does not parse")
         return
     rel = os.path.relpath(path, root).replace(os.sep, "/")
