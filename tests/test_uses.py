@@ -246,7 +246,9 @@ def test_a_finding_one_use_only_has_says_which(tmp_path):
     found = check_json(root, "--uses", "ds.json")
     assert [(c, s) for c, s, _, _ in found] == [("ZL402", "error")]
     assert found[0][3].endswith("(used by train_4.sh:1: deepspeed, 4 GPUs, deepspeed.initialize in train.py:2)")
-    assert check_json(root, "--uses", "--world-size", "8", "ds.json") == []  # an explicit --world-size wins
+    assert check_json(root, "--uses", "--world-size", "8", "ds.json") == [  # an explicit --world-size wins, saying so
+        ("ZL091", "warning", 1, "checked with --world-size 8, but train_4.sh:1 launches this config on 4 GPUs: the "
+                                "setting wins, so the verdicts about that use are not the run's")]
 
 
 def test_training_arguments_from_the_launch_line_and_the_code_are_compared(tmp_path):
@@ -400,3 +402,101 @@ def test_a_tree_scan_reads_only_text_files_of_the_kinds_it_knows(tmp_path):
                            "notes.json": '{"cmd": "deepspeed t.py --deepspeed ds.json"}'})
     assert find_uses(str(root)) == []
     assert named_configs([str(root / "ds.json")]) == {}
+
+
+def test_host_lists_and_srun_give_the_world_size(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "hosts/hostfile": "# the job's hosts\nworker-1 slots=8\nworker-2 slots=8  # spare\n",
+        "launch.sh": "deepspeed --hostfile hosts/hostfile t.py --deepspeed ds.json\n"
+                     "deepspeed --hostfile hosts/hostfile --num_nodes 1 --num_gpus 2 t.py --deepspeed ds.json\n"
+                     "deepspeed --include worker-1:0,1@worker-2:0,1 t.py --deepspeed ds.json\n"
+                     "deepspeed --include localhost:0,1,2 t.py --deepspeed ds.json\n"
+                     "deepspeed --include worker-1 t.py --deepspeed ds.json\n"
+                     "deepspeed --hostfile /job/hostfile t.py --deepspeed ds.json\n"
+                     "srun -N 3 --ntasks-per-node=8 python t.py --deepspeed ds.json\n"
+                     "srun --nodes=2 torchrun --nproc_per_node 4 t.py --deepspeed ds.json\n",
+        "job.sbatch": "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\nsrun python t.py --deepspeed ds.json\n",
+    })
+    got = [(u.describe(), u.world_size, [w for w in u.unresolved if "not in the tree, so its consumer" not in w])
+           for u in find_uses(str(root))]
+    assert got == [
+        ("job.sbatch:3: srun, 4 GPUs x 2 nodes", 8, []),
+        ("launch.sh:1: deepspeed, 8 GPUs x 2 nodes", 16, []),
+        ("launch.sh:2: deepspeed, 2 GPUs", 2, []),
+        ("launch.sh:3: deepspeed, 2 GPUs x 2 nodes", 4, []),
+        ("launch.sh:4: deepspeed, 3 GPUs", 3, []),
+        ("launch.sh:5: deepspeed", None, ["--include worker-1 names worker-1 without slots: every GPU of it is used"]),
+        ("launch.sh:6: deepspeed", None,
+         ["the hostfile /job/hostfile is not in the tree, so the nodes and their GPUs are unknown"]),
+        ("launch.sh:7: srun, 8 GPUs x 3 nodes", 24, []),
+        ("launch.sh:8: torchrun, 4 GPUs x 2 nodes", 8, []),
+    ]
+
+
+def test_a_hostfile_through_a_link_out_of_the_tree_is_not_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "hostfile").write_text("w1 slots=8\n")
+    root = tree(tmp_path / "repo", {"ds.json": "{}",
+                                    "run.sh": "deepspeed --hostfile hosts/hostfile t.py --deepspeed ds.json\n"})
+    os.symlink(outside, root / "hosts")
+    (use,) = find_uses(str(root))
+    assert use.world_size is None
+    assert "the hostfile hosts/hostfile is not in the tree, so the nodes and their GPUs are unknown" in use.unresolved
+
+
+def test_an_argument_dataclass_default_names_the_config(tmp_path):
+    """HfArgumentParser scripts: the config a TrainingArguments subclass defaults to is a use by the Trainer."""
+    root = tree(tmp_path, {
+        "ds.json": "{}",
+        "train.py": "from dataclasses import dataclass, field\nfrom transformers import TrainingArguments\n"
+                    "@dataclass\nclass Args(TrainingArguments):\n"
+                    "    deepspeed: str = field(default=\"ds.json\", metadata={\"help\": \"DeepSpeed config\"})\n"
+                    "    learning_rate: float = 1e-5\n",
+    })
+    assert shown(root, "ds.json") == [("train.py:5: Args default, HF Trainer", ["consumer: HF Trainer (train.py:5)"])]
+
+
+LOOP = ("from accelerate import Accelerator, DeepSpeedPlugin\nfrom accelerate.utils import DummyOptim, DummyScheduler\n"
+        "import torch\n"
+        "accelerator = Accelerator(deepspeed_plugin=DeepSpeedPlugin(hf_ds_config=\"ds.json\"))\n"
+        "optimizer = {optimizer}\n"
+        "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n")
+
+
+def test_what_a_loop_hands_accelerator_prepare_settles_zl536(tmp_path):
+    with_section = ('{"train_micro_batch_size_per_gpu": 2,\n "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}},\n'
+                    ' "zero_optimization": {"stage": 2}}\n')
+    root = tree(tmp_path, {"ds.json": with_section,
+                           "loop.py": LOOP.format(optimizer="torch.optim.AdamW(model.parameters(), lr=1e-4)")})
+    assert shown(root, "ds.json") == [
+        ("loop.py:4: DeepSpeedPlugin, Accelerate loop",
+         ["consumer: Accelerate loop (loop.py:4)", "accelerator.prepare optimizer: 'torch.optim.AdamW' (loop.py:5)"])]
+    assert check_json(root, "--uses", "ds.json") == [
+        ("ZL536", "error", 2, "optimizer is set in the config and the loop hands accelerator.prepare "
+                              "torch.optim.AdamW (loop.py:5): Accelerate raises \"ValueError: You cannot specify an "
+                              "optimizer in the config file and in the code at the same time\" before "
+                              "deepspeed.initialize")]
+    assert [(c, s) for c, s, *_ in check_json(root, "--target", "accelerate", "ds.json")] == [
+        ("ZL536", "warning")]  # without --uses: the condition in words
+    (root / "loop.py").write_text(LOOP.format(optimizer="DummyOptim(model.parameters(), lr=1e-4)"))
+    assert check_json(root, "--uses", "ds.json") == []
+    (root / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}\n')
+    assert check_json(root, "--uses", "ds.json") == [
+        ("ZL536", "error", 1, "the loop hands accelerator.prepare DummyOptim (loop.py:5) and the config has no "
+                              "optimizer section: Accelerate raises \"ValueError: You cannot create a `DummyOptim` "
+                              "without specifying an optimizer in the config file.\" before deepspeed.initialize")]
+
+
+def test_an_explicit_target_that_a_use_contradicts_is_reported(tmp_path):
+    root = tree(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}\n',
+        "run.sh": "deepspeed --num_gpus 2 train.py --deepspeed ds.json\n",
+        "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
+    })
+    assert check_json(root, "--uses", "--target", "hf", "ds.json") == [
+        ("ZL091", "warning", 1, "checked with --target hf, but train.py:2 hands this config to deepspeed.initialize "
+                                "(target deepspeed): the setting wins, so the verdicts about that use are not the "
+                                "run's")]
+    assert check_json(root, "--uses", "--target", "deepspeed", "--world-size", "2", "ds.json") == []

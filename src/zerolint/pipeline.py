@@ -377,10 +377,16 @@ class Pipeline:
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
         readings = self._readings(path, s.settings) if self.options.uses else []
-        if readings:  # checked once per use: the plain check is not run
+        if readings is INFERENCE_ONLY:
             doc = pick.document if pick is not None and pick.document is not None else document_of(
                 pick.data if pick is not None and pick.data is not None else read_bytes(path, s.limits), path, s.limits)
-            return [Result(path, doc, _as_used(doc, readings, s))]
+            return [Result(path, doc, self._inference_only(doc, s))]
+        if readings:  # checked once per use: the plain check is not run
+            data = pick.data if pick is not None and pick.data is not None else None
+            doc = pick.document if pick is not None and pick.document is not None else document_of(
+                data if data is not None else read_bytes(path, s.limits), path, s.limits)
+            found = _as_used(doc, readings, s) + self._overridden(doc, s)
+            return [Result(path, doc, sorted(found, key=Diagnostic.sort_key))]
         if pick is not None and pick.document is not None:
             result = Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))
         elif pick is not None and pick.data is not None:
@@ -420,22 +426,81 @@ class Pipeline:
         from .model.trainer import KNOWN
 
         groups: dict[tuple, list] = {}
-        for use in self.uses_of(path):
+        uses = self.uses_of(path)
+        training = [u for u in uses if u.launcher != "deepspeed.init_inference"]
+        if uses and not training:
+            return INFERENCE_ONLY
+        for use in training:
             consumer = use.consumer[0] if use.consumer is not None else None
             target = settings.target if settings.target != "auto" or consumer is None else USE_TARGETS[consumer]
             world = settings.world_size if settings.world_size is not None else use.world_size
             args = _known_training_args(use) if target == "hf" and settings.training_args is None else None
             client = use.values.get("optimizer") if target == "deepspeed" else None
-            key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())), client)
+            prepared = {k: use.values[f"prepared_{k}"] for k in ("optimizer", "scheduler")
+                        if f"prepared_{k}" in use.values} if target == "accelerate" else {}
+            key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())), client,
+                   tuple(sorted(prepared.items())))
             groups.setdefault(key, []).append((use, args))
         readings = []
-        for (target, world, _, client), members in groups.items():
+        for (target, world, _, client, prepared), members in groups.items():
             label = members[0][0].describe() + (f" and {len(members) - 1} more" if len(members) > 1 else "")
             args = members[0][1]
             changes = {"target": target, "world_size": world, **({"training_args": args} if args else {}),
-                       **({"client_optimizer": client} if client else {})}
+                       **({"client_optimizer": client} if client else {}),
+                       **({"prepared": dict(prepared)} if prepared else {})}
             readings.append((label, replace(settings, **changes), [use for use, _ in members]))
         return readings
+
+    def _inference_only(self, doc: Document, s: FileSetup) -> list[Diagnostic]:
+        """ZL092: the file's only uses are deepspeed.init_inference calls; no training rule runs on it."""
+        from .rules.engine_rules import INFERENCE_CONFIG as rule
+
+        if not s.selection.enabled(rule):
+            return []
+        uses = self.uses_of(doc.path)
+        start = doc.root.start if doc.root is not None else 0
+        (line, col), (end_line, end_col) = doc.position(start), doc.position(start + 1)
+        where = ", ".join(u.where for u in uses)
+        return [Diagnostic(
+            file=doc.path, code=rule.code, name=rule.name, severity=s.selection.severity_for(rule, None),
+            message=f"deepspeed.init_inference reads this config ({where}): an inference config "
+                    "(DeepSpeedInferenceConfig), which zerolint's training rules do not check",
+            pointer="", line=line, column=col, end_line=end_line, end_column=end_col,
+            help="nothing to do; check it with a real init_inference run", url=rule.url, start=start,
+            end=start + 1, uses=[u.to_json() for u in uses])]
+
+    def _overridden(self, doc: Document, s: FileSetup) -> list[Diagnostic]:
+        """ZL091: where a --target or --world-size given to zerolint contradicts a use of the config."""
+        from .rules.engine_rules import FLAG_OVERRIDES_USE as rule
+
+        if not s.selection.enabled(rule):
+            return []
+        given = {"target": s.settings.target if s.settings.target != "auto" else None,
+                 "world size": s.settings.world_size}
+        flags = {"target": "--target" if self.options.target not in (None, "auto") else "target (zerolint config)",
+                 "world size": "--world-size" if self.options.world_size is not None
+                 else "world-size (zerolint config)"}
+        out = []
+        for use in self.uses_of(doc.path):
+            if use.launcher == "deepspeed.init_inference":
+                continue
+            consumer = use.consumer[0] if use.consumer is not None else None
+            theirs = {"target": USE_TARGETS.get(consumer) if consumer else None, "world size": use.world_size}
+            for what, value in given.items():
+                if value is None or theirs[what] is None or theirs[what] == value:
+                    continue
+                shown = (f"{use.consumer[1]} hands this config to {CONSUMER_LABELS[consumer]} (target {theirs[what]})"
+                         if what == "target" else f"{use.where} launches this config on {theirs[what]} GPUs")
+                start = doc.root.start if doc.root is not None else 0
+                (line, col), (end_line, end_col) = doc.position(start), doc.position(start + 1)
+                out.append(Diagnostic(
+                    file=doc.path, code=rule.code, name=rule.name, severity=s.selection.severity_for(rule, None),
+                    message=f"checked with {flags[what]} {value}, but {shown}: the setting wins, so the verdicts "
+                            "about that use are not the run's",
+                    pointer="", line=line, column=col, end_line=end_line, end_column=end_col,
+                    help=f"drop {flags[what].split(' ')[0]} to check each use as the repository runs it, or make "
+                         f"{use.source} agree", url=rule.url, start=start, end=start + 1, uses=[use.to_json()]))
+        return out
 
     def lint_data(self, data: bytes, name: str) -> Result:
         """Bytes that no file holds (the API's text, bytes or dict), linted as stdin is: with the settings of
@@ -630,11 +695,18 @@ def _known_training_args(use) -> dict | None:
     if not fields:
         return None
     known = {k: where for k, (_, where) in fields.items()}
-    return {**TRAINING_ARGS_DEFAULTS, **{k: value for k, (value, _) in fields.items()}, KNOWN: known}
+    values = {k: value for k, (value, _) in fields.items()}
+    for on, off in (("bf16", "fp16"), ("fp16", "bf16")):  # TrainingArguments refuses both: one true, the other false
+        if values.get(on) is True and off not in values:
+            values[off], known[off] = False, known[on]
+    return {**TRAINING_ARGS_DEFAULTS, **values, KNOWN: known}
 
 
 # What a use's consumer means for the rules: inference configs are no training configs, so no HF rule applies
 USE_TARGETS = {"hf": "hf", "accelerate": "accelerate", "deepspeed": "deepspeed", "inference": "deepspeed"}
+INFERENCE_ONLY: list = [("inference only", None, [])]  # _readings' answer for a file only init_inference reads
+CONSUMER_LABELS = {"hf": "HF Trainer", "accelerate": "Accelerate loop", "deepspeed": "deepspeed.initialize",
+                   "inference": "DeepSpeed inference code"}
 
 
 def _as_used(doc, readings: list, s: FileSetup) -> list:

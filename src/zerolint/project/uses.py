@@ -31,7 +31,8 @@ SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "D
 CONFIG_FLAGS = ("--deepspeed", "--deepspeed_config")
 # launcher -> {flag: what it sets}
 LAUNCH_FLAGS = {
-    "deepspeed": {"--num_gpus": "gpus", "--num_nodes": "nodes"},
+    "deepspeed": {"--num_gpus": "gpus", "--num_nodes": "nodes", "--include": "include", "-i": "include",
+                  "--hostfile": "hostfile", "-H": "hostfile", "--exclude": "exclude", "-e": "exclude"},
     "torchrun": {"--nproc_per_node": "gpus", "--nproc-per-node": "gpus", "--nnodes": "nodes"},
     "accelerate launch": {"--num_processes": "world", "--num_machines": "nodes", "--config_file": "yaml"},
 }
@@ -99,7 +100,8 @@ class Use:
                 out.append(f"{name}: {shown} ({value[1]})")
         if self.world_size is not None:
             out.append(f"world size: {self.world_size}")
-        out.extend(f"{key}: {value!r} ({where})" for key, (value, where) in self.values.items())
+        out.extend(f"{key.replace('prepared_', 'accelerator.prepare ')}: {value!r} ({where})"
+                   for key, (value, where) in self.values.items())
         out.extend(f"unresolved: {why}" for why in self.unresolved)
         return out
 
@@ -162,10 +164,12 @@ class UseScan:
             total += size
             scanned.add(path)
             uses.extend(found)
-        kinds: dict[str, dict | None] = {}
+        kinds: dict[str, tuple | None] = {}
         for use in uses:
             if use.script is not None and use.consumer is None:
                 _consumer_from_script(use, self.root, scanned, kinds)
+            if "hostfile" in use.values and (use.gpus is None or use.nodes is None):
+                _hostfile(use, self.root)
         _yaml_consumers(uses)
         self._uses = uses
         return uses
@@ -363,8 +367,8 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
     config = None
     for i, t in enumerate(tokens):
         flag, _, inline = t.partition("=")
-        if flag in CONFIG_FLAGS and (inline or i + 1 < len(tokens)):
-            config = inline or tokens[i + 1]
+        if flag in CONFIG_FLAGS and (inline or (i + 1 < len(tokens) and not tokens[i + 1].startswith("-"))):
+            config = inline or tokens[i + 1]  # (raw DeepSpeed's `--deepspeed` alone is a switch)
             break
     launcher, at = _launcher(tokens)
     if config is None and launcher != "accelerate launch":
@@ -385,6 +389,9 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
             if flags[flag] == "yaml":
                 use.values["accelerate_config"] = (value, where)
                 continue
+            if flags[flag] in ("include", "hostfile", "exclude"):
+                use.values[flags[flag]] = (value, where)
+                continue
             if not value.isdigit():
                 use.unresolved.append(f"{flag} {raw} is not a number zerolint can read")
                 continue
@@ -396,6 +403,9 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
             use.script = (tokens[i], where)
             _script_args(use, tokens[i + 1:], env, where)
             break
+    if "include" in use.values:
+        _include(use, *use.values["include"])
+    _srun(use, tokens[:at], env, sbatch, where)
     if use.gpus is None and "gpus-per-node" in sbatch and launcher in ("deepspeed", "torchrun"):
         value, line = sbatch["gpus-per-node"]
         if value.isdigit():
@@ -408,9 +418,111 @@ def _launch(rel: str, number: int, tokens: list[str], env: dict, sbatch: dict) -
             use.unresolved.append(f"{world} processes do not divide over {nodes} machines")
             use.nodes = None
         use.gpus = (world // nodes if world % nodes == 0 else world, where)
-    if use.gpus is None and launcher == "deepspeed":
+    if use.gpus is None and launcher == "deepspeed" and "hostfile" not in use.values and "include" not in use.values:
         use.unresolved.append("deepspeed without --num_gpus (or --include) uses every GPU of the host")
+    if "exclude" in use.values and (use.gpus is None or use.nodes is None):
+        use.unresolved.append(f"--exclude {use.values['exclude'][0]}: the GPUs left depend on the hosts' GPUs")
     return use
+
+
+def _hostfile(use: Use, root: str) -> None:
+    """deepspeed --hostfile F, where F is in the tree: a node per host line, its GPUs from `slots=N` (--num_gpus and
+    --num_nodes, where given, take part of them, as the launcher does)."""
+    from ..base.fsio import ReadRefused, check_read
+
+    name, where = use.values["hostfile"]
+    launch_dir = os.path.dirname(use.source)
+    for base in (launch_dir, ""):
+        rel = _from(base, name)
+        if rel is None:
+            continue
+        path = os.path.join(root, rel)
+        try:
+            check_read(path, (os.path.realpath(root),))
+        except ReadRefused:
+            continue
+        data = read_walked(path, MAX_FILE_BYTES)
+        if data is not None:
+            break
+    else:
+        use.unresolved.append(f"the hostfile {name} is not in the tree, so the nodes and their GPUs are unknown")
+        return
+    slots = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        found = [w[len("slots="):] for w in words[1:] if w.startswith("slots=")]
+        if not found or not found[0].isdigit():
+            use.unresolved.append(f"{rel}: the host {words[0]} has no slots=N")
+            return
+        slots.append(int(found[0]))
+    if not slots:
+        use.unresolved.append(f"the hostfile {rel} names no host")
+        return
+    if use.nodes is None:
+        use.nodes = (len(slots), f"{rel}")
+    taken = slots[:use.nodes[0]]
+    if use.gpus is None:
+        if len(set(taken)) != 1:
+            use.unresolved.append(f"the hosts of {rel} have different numbers of GPUs")
+            return
+        use.gpus = (taken[0], f"{rel}")
+
+
+def _include(use: Use, value: str, where: str) -> None:
+    """deepspeed --include host:0,1@host2:0,1: the hosts are the nodes, the slots of each its GPUs."""
+    counts = []
+    for host in value.split("@"):
+        name, _, slots = host.partition(":")
+        if not slots:
+            use.unresolved.append(f"--include {value} names {name} without slots: every GPU of it is used")
+            return
+        counts.append(len([s for s in slots.split(",") if s]))
+    if len(set(counts)) != 1:
+        use.unresolved.append(f"--include {value} gives the hosts different numbers of GPUs")
+        return
+    if use.gpus is None:
+        use.gpus = (counts[0], where)
+    if use.nodes is None:
+        use.nodes = (len(counts), where)
+
+
+SRUN_FLAGS = {"--nodes": "nodes", "-N": "nodes", "--ntasks-per-node": "tasks", "--ntasks": "ntasks", "-n": "ntasks",
+              "--gpus-per-node": "gpus"}
+
+
+def _srun(use: Use, before: list[str], env: dict, sbatch: dict, where: str) -> None:
+    """`srun [options] LAUNCHER ...`: srun's --nodes count the nodes where the launcher does not; a python run by
+    srun directly is one rank per task (--ntasks-per-node, or --ntasks over the nodes)."""
+    start = next((i for i, t in enumerate(before) if os.path.basename(t) == "srun"), None)
+    if start is None:
+        return
+    read: dict[str, int] = {}
+    if "ntasks-per-node" in sbatch and sbatch["ntasks-per-node"][0].isdigit():  # srun runs the batch's tasks
+        read["tasks"] = int(sbatch["ntasks-per-node"][0])
+    i = start + 1
+    while i < len(before):
+        flag, eq, inline = before[i].partition("=")
+        if flag in SRUN_FLAGS:
+            raw = inline if eq else (before[i + 1] if i + 1 < len(before) else "")
+            value = _expand(raw, env, sbatch)
+            if value.isdigit():
+                read[SRUN_FLAGS[flag]] = int(value)
+            else:
+                use.unresolved.append(f"srun {flag} {raw} is not a number zerolint can read")
+            i += 1 if eq else 2
+            continue
+        i += 1
+    if use.nodes is None and "nodes" in read:
+        use.nodes = (read["nodes"], where)
+    if use.launcher == "python" and use.gpus is None:
+        use.launcher = "srun"
+        nodes = use.nodes[0] if use.nodes is not None else 1
+        if "tasks" in read:
+            use.gpus = (read["tasks"], where)
+        elif "ntasks" in read and read["ntasks"] % nodes == 0:
+            use.gpus = (read["ntasks"] // nodes, where)
 
 
 def _script_args(use: Use, tokens: list[str], env: dict, where: str) -> None:
@@ -542,6 +654,8 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
     kinds = _code_kinds(tree)
     out = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out.extend(_argument_defaults(node, rel))
         if not isinstance(node, ast.Call):
             continue
         name = _call_name(node.func)
@@ -577,10 +691,31 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
             use.consumer = ("inference", where)
         elif launcher == "DeepSpeedPlugin":  # handed to an Accelerator; a Trainer in the module reads it through one
             use.consumer = ("hf", f"{rel}:{kinds['hf']}") if "hf" in kinds else ("accelerate", where)
+            if use.consumer[0] == "accelerate":
+                use.values.update(_prepared(tree, rel))
         else:
             use.consumer = ("hf", f"{rel}:{kinds['hf']}") if "hf" in kinds else ("inference", where)
         out.append(use)
     return out
+
+
+def _argument_defaults(node: ast.ClassDef, rel: str) -> list[Use]:
+    """`class Args(TrainingArguments): deepspeed: str = field(default="ds.json")`: the config an HfArgumentParser
+    script runs when its command line names none (the HF Trainer reads it). Other fields' defaults are not read:
+    the command line may override them."""
+    if not any(_call_name(b).rsplit(".", 1)[-1] in TRAINING_ARGS for b in node.bases):
+        return []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "deepspeed":
+            value = stmt.value
+            if isinstance(value, ast.Call) and _call_name(value.func).endswith("field"):
+                value = next((kw.value for kw in value.keywords if kw.arg == "default"), None)
+            config = _str(value) if value is not None else None
+            if config and config.endswith((".json", ".hjson")):
+                use = Use(config, rel, stmt.lineno, f"{node.name} default")
+                use.consumer = ("hf", f"{rel}:{stmt.lineno}")
+                return [use]
+    return []
 
 
 def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[str, dict | None]) -> None:
@@ -594,22 +729,73 @@ def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[st
     else:
         use.unresolved.append(f"the script {script} is not in the tree, so its consumer is unknown")
         return
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
     if path not in cache:
         data = read_walked(path, MAX_FILE_BYTES)
         try:
-            cache[path] = None if data is None else _code_kinds(ast.parse(data))
+            tree = None if data is None else ast.parse(data)
+            cache[path] = None if tree is None else (_code_kinds(tree), _prepared(tree, rel))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             cache[path] = None
-    kinds = cache[path]
-    if kinds is None:
+    if cache[path] is None:
         use.unresolved.append(f"the script {script} does not parse")
         return
-    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    kinds, prepared = cache[path]
     for kind in ("hf", "accelerate", "deepspeed", "inference"):  # a Trainer decides even beside an Accelerator
         if kind in kinds:
             use.consumer = (kind, f"{rel}:{kinds[kind]}")
+            if kind == "accelerate":
+                use.values.update(prepared)
             return
     use.unresolved.append(f"{script} calls none of the HF Trainer, an Accelerator or deepspeed.initialize")
+
+
+def _prepared(tree: ast.AST, rel: str) -> dict[str, tuple[object, str]]:
+    """What a loop of one's own hands `accelerator.prepare` (Accelerate decides from it whether the config's
+    optimizer and scheduler sections may be there): {"prepared_optimizer" / "prepared_scheduler": (class as the
+    code writes it, file:line)}, from a construction in the call or a name assigned one in the module. Only where a
+    module calls `.prepare(` once; a class it cannot place (a factory, a name assigned twice) is left out."""
+    built: dict[str, list[ast.Call]] = {}
+    prepares = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call):
+            built.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "prepare":
+            prepares.append(node)
+    if len(prepares) != 1:
+        return {}
+    out: dict[str, tuple[object, str]] = {}
+    for arg in prepares[0].args:
+        call = arg if isinstance(arg, ast.Call) else (
+            built[arg.id][0] if isinstance(arg, ast.Name) and len(built.get(arg.id, ())) == 1 else None)
+        if call is None:
+            continue
+        name = _call_name(call.func)
+        kind = _optimizer_or_scheduler(name)
+        if kind is not None and f"prepared_{kind}" not in out:
+            callable_ = any(kw.arg == "lr_scheduler_callable" for kw in call.keywords)
+            out[f"prepared_{kind}"] = (name + (" with lr_scheduler_callable" if callable_ else ""),
+                                       f"{rel}:{call.lineno}")
+    return out
+
+
+def _optimizer_or_scheduler(name: str) -> str | None:
+    """"optimizer", "scheduler" or None for a class or factory name as the code writes it."""
+    parts = name.split(".")
+    last = parts[-1]
+    if last == "DummyScheduler" or "lr_scheduler" in parts or last.endswith(("LR", "Scheduler", "Schedule")) or (
+            last.startswith("get_") and "schedule" in last):
+        return "scheduler"
+    if last == "DummyOptim" or "optim" in parts[:-1] or last in KNOWN_OPTIMIZERS:
+        return "optimizer"
+    return None
+
+
+KNOWN_OPTIMIZERS = ("Adam", "AdamW", "SGD", "Adagrad", "RMSprop", "Lion", "Adafactor", "LAMB", "Lamb",
+                    "DeepSpeedCPUAdam", "DeepSpeedCPULion", "DeepSpeedCPUAdagrad", "FusedAdam", "FusedLamb",
+                    "FusedLion", "AdamW8bit", "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "OneBitAdam", "ZeroOneAdam",
+                    "OneBitLamb")
 
 
 def _code_kinds(tree: ast.AST) -> dict[str, int]:

@@ -57,6 +57,8 @@ class Case:
     gpu_memory: str | int | None = None
     host_memory: str | int | None = None
     gpus_per_node: int | None = None
+    client_optimizer: str | None = None  # the class the code passes deepspeed.initialize (check --uses; ZL219, ZL602)
+    prepared: dict | None = None  # what a loop hands accelerator.prepare: {"optimizer": class, ...} (ZL536)
     fixed: str | None = None
     unsafe_fixed: str | None = None
     prefer: str | None = None
@@ -79,7 +81,11 @@ class Case:
                         transformers_version=self.transformers_version, torch_version=self.torch_version,
                         training_args=training_args, accelerate=accelerate, params=self.params,
                         gpu_memory=self.gpu_memory, host_memory=self.host_memory, gpus_per_node=self.gpus_per_node,
-                        packages=None if self.packages is None else {k: v or None for k, v in self.packages.items()})
+                        packages=None if self.packages is None else {k: v or None for k, v in self.packages.items()},
+                        client_optimizer=None if self.client_optimizer is None else (self.client_optimizer,
+                                                                                     "train.py:1"),
+                        prepared=None if self.prepared is None else {k: (v, "train.py:1")
+                                                                     for k, v in self.prepared.items()})
 
 
 def load_cases(code: str) -> list[Case]:
@@ -94,7 +100,7 @@ def load_cases(code: str) -> list[Case]:
         unknown = set(raw) - {"name", "kind", "config", "expect", "target", "deepspeed_version", "world_size",
                               "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate", "params",
                               "gpu_memory", "host_memory", "gpus_per_node", "transformers_version",
-                              "torch_version", "packages"}
+                              "torch_version", "packages", "client_optimizer", "prepared"}
         if unknown:
             raise ValueError(f"{code}.toml: unknown case keys {sorted(unknown)}")
         if raw.get("kind") not in ("bad", "good"):

@@ -6,6 +6,9 @@ located in a DeepSpeed config, so they are produced where those files are read a
 - ZL090 `unused-suppression` (zerolint/project/suppress.py): located in the zerolint config or the baseline file.
 - ZL520, ZL524, ZL525 (zerolint/pipeline.py, reading through integrations/hf.py): located in an Accelerate config
   YAML.
+- ZL091 `flag-overrides-repository` and ZL092 `inference-config` (zerolint/pipeline.py, `check --uses`): a setting
+  given to zerolint that the repository's use of the config contradicts; a config only `deepspeed.init_inference`
+  reads. Located at the config's top-level object.
 
 They are `Rule` objects without a check function: `--select`, `--ignore`, `severity` overrides, SARIF rule
 metadata, `zerolint rules` and `zerolint rule CODE` treat them like any other rule: `ENGINE_RULES` is part of every
@@ -37,6 +40,34 @@ UNUSED_SUPPRESSION = EngineRule(
 this run: the problem it hid was fixed, or the key moved. Delete it so that it cannot hide a new problem at the
 same pointer later. Entries are only checked for files that were linted in the run and for rules that ran, so
 linting a subset of the files (as pre-commit does) reports nothing about the others.""",
+)
+
+FLAG_OVERRIDES_USE = EngineRule(
+    code="ZL091",
+    name="flag-overrides-repository",
+    severity="warning",
+    summary="A --target or --world-size that the repository's use of the config contradicts",
+    evidence="zerolint: check --uses (docs/uses.md)",
+    rationale="""`check --uses` checks a config as each place in the repository uses it: the consumer from the launched
+code, the world size from the launch line. A setting given to zerolint (`--target`, `--world-size`, or the same keys
+in the zerolint config) wins over what the repository says, so that a check can be pinned; but where it contradicts
+a use (the config is checked for 4 GPUs while `run.sh` launches it on 8, or as the HF Trainer's while the code hands
+it to `deepspeed.initialize`), the verdicts about that use are the setting's, not the run's. Drop the setting to
+check each use as it runs, or make the launch line agree.""",
+)
+
+INFERENCE_CONFIG = EngineRule(
+    code="ZL092",
+    name="inference-config",
+    severity="info",
+    summary="A config that only deepspeed.init_inference reads: an inference config, not checked",
+    evidence="deepspeed/inference/config.py (DeepSpeedInferenceConfig); zerolint: check --uses (docs/uses.md)",
+    rationale="""`deepspeed.init_inference(model, config=...)` reads its config as a `DeepSpeedInferenceConfig`
+(`tensor_parallel`, `dtype`, `replace_with_kernel_inject`, ...), a different schema from the training config that
+`deepspeed.initialize` reads. zerolint's rules are about training configs, so where the repository's only uses of a
+file are `init_inference` calls (`check --uses`), the file is not checked by them and this info says so, instead of
+reporting the inference keys as unknown training keys. A ZeRO-3 inference config handed to `HfDeepSpeedConfig` is a
+training-style config and is checked (as raw DeepSpeed).""",
 )
 
 ACCELERATE_FIELDS = EngineRule(
@@ -84,8 +115,8 @@ settings, or a `deepspeed_config` that is not a mapping. `accelerate launch --co
 process starts.""",
 )
 
-INTEGRATION_RULES: tuple[Rule, ...] = (UNUSED_SUPPRESSION, ACCELERATE_FIELDS, ACCELERATE_FILE_MISSING,
-                                       ACCELERATE_YAML_INVALID)
+INTEGRATION_RULES: tuple[Rule, ...] = (UNUSED_SUPPRESSION, FLAG_OVERRIDES_USE, INFERENCE_CONFIG, ACCELERATE_FIELDS,
+                                       ACCELERATE_FILE_MISSING, ACCELERATE_YAML_INVALID)
 
 # `zerolint verify`'s findings: ZL990-ZL999, reserved for findings that only a real run can make. They live in the
 # rules layer, not in verify/, so that rules never import verify; their documentation is docs/verify.md (one anchor

@@ -28,11 +28,13 @@ class Settings(Record):
     Hugging Face config.json path; memory "80GB" or bytes. `packages`: the training machine's distributions where
     known (name -> version, None for not installed); a name it does not hold is looked up in this environment's
     package metadata (never imported). `client_optimizer`: (class name as the code writes it, "file:line") of the
-    optimizer the training code passes to deepspeed.initialize, where the repository was read (project/uses.py)."""
+    optimizer the training code passes to deepspeed.initialize, where the repository was read (project/uses.py).
+    `prepared`: what a loop of one's own under Accelerate hands accelerator.prepare, where read:
+    {"optimizer" / "scheduler": (class as the code writes it, "file:line")}."""
 
     _fields = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "transformers_version",
                "torch_version", "params", "model", "gpu_memory", "host_memory", "gpus_per_node", "packages",
-               "client_optimizer")
+               "client_optimizer", "prepared")
 
     def __init__(self, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
                  training_args: dict | None = None, accelerate: Any = None,
@@ -40,7 +42,8 @@ class Settings(Record):
                  params: int | str | None = None,
                  model: str | None = None, gpu_memory: int | str | None = None, host_memory: int | str | None = None,
                  gpus_per_node: int | None = None, packages: dict[str, str | None] | None = None,
-                 client_optimizer: tuple[str, str] | None = None) -> None:
+                 client_optimizer: tuple[str, str] | None = None,
+                 prepared: dict[str, tuple[str, str]] | None = None) -> None:
         self.target = target
         self.deepspeed_version = deepspeed_version
         self.world_size = world_size
@@ -55,6 +58,7 @@ class Settings(Record):
         self.gpus_per_node = gpus_per_node
         self.packages = packages
         self.client_optimizer = client_optimizer
+        self.prepared = prepared
 
 
 @lru_cache(maxsize=1)
