@@ -225,7 +225,7 @@ def test_uses_settle_the_consumer_a_copied_hf_config_gets(tmp_path):
         "run.sh": "deepspeed --num_gpus 2 train.py --deepspeed ds.json\n",
         "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
     })
-    guessed = check_json(root, "ds.json")
+    guessed = check_json(root, "--no-uses", "ds.json")
     assert [(c, s) for c, s, _, _ in guessed] == [("ZL504", "warning")]
     used = check_json(root, "--uses", "ds.json")
     assert used == [("ZL501", "error", 2,
@@ -282,7 +282,7 @@ def test_the_client_optimizer_settles_zero_offload(tmp_path):
                       "e, *_ = deepspeed.initialize(model=m, optimizer=DeepSpeedCPUAdam(m.parameters()),\n"
                       "                             config='b/ds.json')\n",
     })
-    assert [(c, s) for c, s, _, _ in check_json(root, "a/ds.json")] == [("ZL219", "warning")]
+    assert [(c, s) for c, s, _, _ in check_json(root, "--no-uses", "a/ds.json")] == [("ZL219", "warning")]
     found = check_json(root, "--uses", "a/ds.json")
     assert found == [("ZL219", "error", 2,
                       "ZeRO-Offload (cpu) with no optimizer section: the code passes torch.optim.AdamW to "
@@ -338,9 +338,13 @@ def test_the_json_output_names_the_uses_of_each_finding(tmp_path):
                        capture_output=True, text=True, cwd=root, timeout=60)
     (d,) = [d for d in json.loads(p.stdout)["diagnostics"] if d["code"] == "ZL402"]
     assert d["uses"] == [{"where": "train_4.sh:1", "launcher": "deepspeed", "consumer": "deepspeed", "world_size": 4}]
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "--no-uses", "ds.json"],
+                       capture_output=True, text=True, cwd=root, timeout=60)
+    assert all("uses" not in d for d in json.loads(p.stdout)["diagnostics"])  # the old shape with --no-uses
     p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "ds.json"],
                        capture_output=True, text=True, cwd=root, timeout=60)
-    assert all("uses" not in d for d in json.loads(p.stdout)["diagnostics"])  # the old shape without --uses
+    assert [d["uses"] for d in json.loads(p.stdout)["diagnostics"] if d["code"] == "ZL402"] == [
+        [{"where": "train_4.sh:1", "launcher": "deepspeed", "consumer": "deepspeed", "world_size": 4}]]  # the default
 
 
 def many_files(tmp_path: Path, n: int = 60) -> Path:
@@ -478,7 +482,7 @@ def test_what_a_loop_hands_accelerator_prepare_settles_zl536(tmp_path):
                               "torch.optim.AdamW (loop.py:5): Accelerate raises \"ValueError: You cannot specify an "
                               "optimizer in the config file and in the code at the same time\" before "
                               "deepspeed.initialize")]
-    assert [(c, s) for c, s, *_ in check_json(root, "--target", "accelerate", "ds.json")] == [
+    assert [(c, s) for c, s, *_ in check_json(root, "--no-uses", "--target", "accelerate", "ds.json")] == [
         ("ZL536", "warning")]  # without --uses: the condition in words
     (root / "loop.py").write_text(LOOP.format(optimizer="DummyOptim(model.parameters(), lr=1e-4)"))
     assert check_json(root, "--uses", "ds.json") == []

@@ -217,7 +217,11 @@ def test_inference_project(tmp_path):
                         "configs/tp2.json"], capture_output=True, text=True, cwd=root, timeout=120)
     assert [(d["code"], d["severity"], d["line"]) for d in json.loads(p.stdout)["diagnostics"]] == [
         ("ZL092", "info", 1)]
-    assert check(root, "configs/tp2.json") == []  # without --uses: ZL101/ZL102/ZL401 on the inference keys
+    assert check(root, "configs/tp2.json") == []
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "--no-uses",
+                        "configs/tp2.json"], capture_output=True, text=True, cwd=root, timeout=120)
+    assert sorted(d["code"] for d in json.loads(p.stdout)["diagnostics"] if d["severity"] == "error") == [
+        "ZL101", "ZL102", "ZL401"]  # read on its own: the inference keys are taken for training keys
     found = check(root, "configs/zero3_infer.json")
     assert [(c, s) for c, s, *_ in found] == [("ZL501", "error")]
 

@@ -397,10 +397,12 @@ class Pipeline:
 
     def uses_of(self, path: str) -> list:
         """The uses of the config at `path` in its repository (project/uses.py); each tree is scanned once."""
-        from .project.references import tree_root
+        from .project.references import repository_root
         from .project.uses import UseIndex, UseScan
 
-        root = tree_root(path)
+        root = repository_root(path) if path != "-" else None
+        if root is None:
+            return []
         if not isinstance(self._uses.get(root), UseIndex):
             scan = self._uses.get(root) or UseScan(root)
             self._uses[root] = UseIndex(root, scan.result())
@@ -409,13 +411,13 @@ class Pipeline:
     def _start_scans(self) -> None:
         """--uses: the scans of the trees the arguments are in start now, on the other cores, while the files to
         lint are found and judged here."""
-        from .project.references import tree_root
+        from .project.references import repository_root
         from .project.uses import UseScan
 
         for arg in self.options.files:
             if arg != "-" and os.path.isdir(arg):
-                root = tree_root(os.path.join(arg, "-"))
-                if root not in self._uses:
+                root = repository_root(os.path.join(arg, "-"))
+                if root is not None and root not in self._uses:
                     self._uses[root] = UseScan(root)
 
     def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings, list]]:

@@ -101,12 +101,15 @@ def _show_files(pipeline) -> None:
 def _show_uses(pipeline) -> None:
     """--show-uses: each config to lint, the places in its repository that use it, and what each says; exit 0."""
     from ..base.escape import safe_line
+    from ..project.references import repository_root
 
     run = pipeline.sources()
     for path in run.paths:
         uses = pipeline.uses_of(path)
         echo(safe_line(path))
-        if not uses:
+        if not uses and repository_root(path) is None:
+            echo("  not in a repository (no .git above it): uses are read only inside one")
+        elif not uses:
             echo("  no use found in the repository: the consumer is guessed from the file's content")
         for use in uses:
             echo(f"  {safe_line(use.describe())}")

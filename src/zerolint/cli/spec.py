@@ -69,9 +69,12 @@ CHECK_OPTIONS = (
     Opt(("--show-files",), "show_files", "flag",
         help="List the files that would be linted and why, and the files found but skipped and why, then exit."),
     Opt(("--uses",), "uses", "flag",
-        help="Check each config as the launch lines, framework YAMLs and training code of its repository use it: "
-             "the consumer and world size from each use (explicit --target / --world-size win); a finding that "
-             "holds for one use only says which (docs/uses.md)."),
+        help="Check each config as the launch lines, framework YAMLs and training code of its repository use it "
+             "(the default): the consumer and world size from each use (explicit --target / --world-size win, "
+             "ZL091 says where a use disagrees); a finding that holds for one use only says which (docs/uses.md)."),
+    Opt(("--no-uses",), "no_uses", "flag",
+        help="Check each config on its own: the consumer guessed from its \"auto\" values, the world size only "
+             "from --world-size; the repository is not read."),
     Opt(("--show-uses",), "show_uses", "flag",
         help="List each config with the launch lines, framework YAMLs and training code in its repository that use "
              "it, and what was read from each (file:line), then exit."),
@@ -226,7 +229,8 @@ def build_options(files: tuple[str, ...], kw: dict):
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
         color=not kw["no_color"], stdin_filename=kw["stdin_filename"], only_configs=kw["only_configs"],
         show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"],
-        include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"], uses=kw["uses"])
+        include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"],
+        uses=not kw["no_uses"])
 
 
 def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:

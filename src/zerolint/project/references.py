@@ -71,6 +71,19 @@ def tree_root(path: str) -> str:
         d = parent
 
 
+def repository_root(path: str) -> str | None:
+    """The repository a file is in (the nearest directory above it holding `.git`), None outside one: the uses of
+    a config are read only inside a repository, never from whatever directory a command happens to run in."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
 def named_configs(candidates: list[str]) -> dict[str, Reference]:
     """{candidate: the first place in its tree that names it}, for the candidates something names."""
     by_root: dict[str, list[str]] = {}
