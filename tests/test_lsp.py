@@ -317,3 +317,52 @@ async def test_a_superseded_lint_is_not_published(client: LanguageClient, tmp_pa
     await asyncio.sleep(1.0)
     after_open = [codes for _, codes in published.log[1:]]
     assert after_open == [["ZL101"]], after_open  # the first edit's (big, ZL103-only) lint was never published
+
+
+USED = '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 1}\n'
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def watching_client(lsp_client: LanguageClient):
+    """A client that takes dynamic registrations of watched files, as VS Code and Neovim 0.10+ do."""
+    lsp_client.registrations = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        lsp_client.registrations.extend(params.registrations)
+
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_config_is_checked_as_its_launch_script_uses_it_and_again_when_that_changes(
+        watching_client: LanguageClient, tmp_path):
+    client = watching_client
+    root = project(tmp_path, name="repo")
+    (root / ".git").mkdir(parents=True)
+    (root / "run.sh").write_text("deepspeed --num_gpus 4 train.py --deepspeed ds.json\n")
+    (root / "train.py").write_text("import deepspeed\nengine, *_ = deepspeed.initialize(model=m, "
+                                   "config=args.deepspeed)\n")
+    path = root / "ds.json"
+    path.write_text(USED)
+    assert [d.code for d in await open_doc(client, path, USED)] == ["ZL402"]  # 32 != 4 * 1 * 4 GPUs
+    uri = types.TextDocumentIdentifier(uri=path.as_uri())
+    hover = await client.text_document_hover_async(types.HoverParams(text_document=uri, position=pos(0, 0)))
+    assert hover.contents.value == (
+        "**Uses** (checked as each one reads it; docs/uses.md):\n\n"
+        "- `run.sh:1: deepspeed, 4 GPUs, deepspeed.initialize in train.py:2`\n"
+        "  - GPUs per node: 4 (run.sh:1)\n  - script: train.py (run.sh:1)\n"
+        "  - consumer: deepspeed.initialize (train.py:2)\n  - world size: 4")
+    (registration,) = client.registrations
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = {w["globPattern"] for w in registration.register_options["watchers"]}  # (as JSON: the client's view)
+    assert globs >= {"**/*.sh", "**/*.py", "**/*.yaml", "**/*.slurm"}
+    (root / "run.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
+        uri=(root / "run.sh").as_uri(), type=types.FileChangeType.Changed)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert [d.code for d in client.diagnostics[path.as_uri()]] == []  # 32 == 4 * 1 * 8

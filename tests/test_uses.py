@@ -504,3 +504,23 @@ def test_an_explicit_target_that_a_use_contradicts_is_reported(tmp_path):
                                 "(target deepspeed): the setting wins, so the verdicts about that use are not the "
                                 "run's")]
     assert check_json(root, "--uses", "--target", "deepspeed", "--world-size", "2", "ds.json") == []
+
+
+def test_the_gate_lints_the_configs_a_changed_launcher_uses(tmp_path):
+    """pre-commit and the Action pass what a change touched: a launch script that changed brings the config it
+    launches (checked on its GPUs), and is no skipped candidate; a plain Python file brings nothing."""
+    root = tree(tmp_path, {
+        "configs/ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, '
+                           '"gradient_accumulation_steps": 1}\n',
+        "scripts/run.sh": "deepspeed --num_gpus 4 train.py --deepspeed configs/ds.json\n",
+        "train.py": "import deepspeed\nengine, *_ = deepspeed.initialize(model=m, config=args.deepspeed)\n",
+        "util.py": "x = 1\n",
+    })
+    p = subprocess.run([sys.executable, "-m", "zerolint", "check", "--only-configs", "--show-files", "scripts/run.sh",
+                        "util.py"], capture_output=True, text=True, cwd=root, timeout=60)
+    assert p.stdout.splitlines() == [
+        "lint  configs/ds.json  (used by scripts/run.sh:1: deepspeed, 4 GPUs, which changed)",
+        "1 file to lint, 0 skipped."]
+    found = check_json(root, "--only-configs", "scripts/run.sh", "util.py")
+    assert [(c, s) for c, s, *_ in found] == [("ZL402", "error")]
+    assert check_json(root, "--only-configs", "--no-uses", "scripts/run.sh") == []

@@ -304,7 +304,10 @@ class Pipeline:
             from .base.files import expand
 
             candidates, problems = expand(list(self.options.files), list(self.options.exclude))
-            picks = [self._judge(p, named) for p, named in candidates]
+            launched: list = []
+            if self.options.only_configs:  # (a fix edits only what the change holds)
+                candidates, launched = _launchers_apart(candidates, self.options.uses and self.options.fix == "none")
+            picks = [self._judge(p, named) for p, named in candidates] + launched
             if self.options.only_configs:
                 picks = _named_elsewhere(picks)
             self._picked = {p.path: p for p in picks if p.picked}
@@ -376,17 +379,10 @@ class Pipeline:
         if is_yaml(path):
             return lint_accelerate(path, s.settings, s.selection, s.limits, s.rules)
         pick = self._picked.pop(path, None)  # read (and maybe parsed) when it was judged: not again
-        readings = self._readings(path, s.settings) if self.options.uses else []
-        if readings is INFERENCE_ONLY:
+        if self.options.uses and self.uses_of(path):  # checked once per use: the plain check is not run
             doc = pick.document if pick is not None and pick.document is not None else document_of(
                 pick.data if pick is not None and pick.data is not None else read_bytes(path, s.limits), path, s.limits)
-            return [Result(path, doc, self._inference_only(doc, s))]
-        if readings:  # checked once per use: the plain check is not run
-            data = pick.data if pick is not None and pick.data is not None else None
-            doc = pick.document if pick is not None and pick.document is not None else document_of(
-                data if data is not None else read_bytes(path, s.limits), path, s.limits)
-            found = _as_used(doc, readings, s) + self._overridden(doc, s)
-            return [Result(path, doc, sorted(found, key=Diagnostic.sort_key))]
+            return [Result(path, doc, self.as_used(doc, s) or [])]
         if pick is not None and pick.document is not None:
             result = Result(path, pick.document, run_rules(pick.document, s.settings, s.selection, s.rules))
         elif pick is not None and pick.data is not None:
@@ -452,6 +448,20 @@ class Pipeline:
                        **({"prepared": dict(prepared)} if prepared else {})}
             readings.append((label, replace(settings, **changes), [use for use, _ in members]))
         return readings
+
+    def as_used(self, doc: Document, s: FileSetup) -> list[Diagnostic] | None:
+        """The findings of the document as each use in its repository reads it (with ZL091 / ZL092), None where no
+        use is found (it is then checked on its own). The language server calls this with the editor's text."""
+        readings = self._readings(doc.path, s.settings)
+        if readings is INFERENCE_ONLY:
+            return self._inference_only(doc, s)
+        if not readings:
+            return None
+        return sorted(_as_used(doc, readings, s) + self._overridden(doc, s), key=Diagnostic.sort_key)
+
+    def forget_uses(self) -> None:
+        """Read the repositories' uses again on the next lint (a launch script or training file changed)."""
+        self._uses.clear()
 
     def _inference_only(self, doc: Document, s: FileSetup) -> list[Diagnostic]:
         """ZL092: the file's only uses are deepspeed.init_inference calls; no training rule runs on it."""
@@ -651,6 +661,28 @@ def _matching(path: str, patterns: tuple[str, ...]) -> str | None:
                 (p.startswith("**/") and fnmatch(rel, p[3:])):
             return pattern
     return None
+
+
+def _launchers_apart(candidates: list, bring: bool) -> tuple[list, list]:
+    """The CI gate and pre-commit pass what a change touched: a launch script or training script among it is no
+    candidate config (never a skipped one, never a config that does not parse) but, with `bring`, brings the
+    configs it uses, checked as it uses them (a changed `--num_gpus` can break a config nobody touched). (the other
+    candidates, picks for the configs launched)."""
+    from .model.detect import Pick
+    from .project.uses import LAUNCHER_SUFFIXES, SHELL_NAMES, configs_used_by
+
+    rest, launched, seen = [], [], set()
+    for path, named in candidates:
+        if path == "-" or not (path.endswith(LAUNCHER_SUFFIXES) or os.path.basename(path) in SHELL_NAMES):
+            rest.append((path, named))
+            continue
+        for config, use in configs_used_by(path) if bring else ():
+            key = os.path.abspath(config)
+            if key not in seen:
+                seen.add(key)
+                launched.append(Pick(config, True, f"used by {use.describe()}, which changed"))
+    names = {os.path.abspath(p) for p, _ in rest}
+    return rest, [p for p in launched if os.path.abspath(p.path) not in names]
 
 
 def _named_elsewhere(picks: list) -> list:

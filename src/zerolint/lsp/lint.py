@@ -14,7 +14,7 @@ from ..base.record import Record
 from ..model.detect import is_yaml
 from ..model.diagnostics import Diagnostic
 from ..model.document import Document, parse
-from ..pipeline import FileSetup, Options, Pipeline, lint_bytes
+from ..pipeline import FileSetup, Options, Pipeline, Result, lint_bytes
 from ..project.settings import CONFIG_NAMES, DEFAULT_BASELINE, ConfigError
 from . import detect
 
@@ -44,7 +44,7 @@ class DocumentLinter:
 
     def __init__(self, target: str | None = None, deepspeed_version: str | None = None,
                  isolated: bool = False) -> None:
-        self.options = Options(target=target, deepspeed_version=deepspeed_version, isolated=isolated)
+        self.options = Options(target=target, deepspeed_version=deepspeed_version, isolated=isolated, uses=True)
         self._pipeline: Pipeline | None = None
 
     def pipeline(self) -> Pipeline:
@@ -55,6 +55,14 @@ class DocumentLinter:
     def reset(self) -> None:
         """Forget the settings read so far (a settings file or a baseline changed)."""
         self._pipeline = None
+
+    def uses_changed(self) -> None:
+        """A file that may use a config changed: its repository's uses are read again on the next lint."""
+        if self._pipeline is not None:
+            self._pipeline.forget_uses()
+
+    def uses_of(self, path: str) -> list:
+        return self.pipeline().uses_of(path) if path != "-" else []
 
     @staticmethod
     def is_settings_file(path: str) -> bool:
@@ -82,6 +90,9 @@ class DocumentLinter:
             # The editor's text, encoded as the file would be: offsets stay character offsets into `text`.
             result = lint_bytes(text.encode("utf-8", errors="replace"), path, s.settings, s.selection, s.limits,
                                 s.rules)
+            used = self.pipeline().as_used(result.document, s) if path != "-" else None
+            if used is not None:  # checked as the repository's launch lines and code use it (docs/uses.md)
+                result = Result(path, result.document, used)
             kept, _unused = self.pipeline().suppressions().apply([result])
         except ConfigError as e:
             return Outcome(path, text, doc, [], True, problem=str(e))

@@ -5,7 +5,9 @@ when the typing pauses for `debounce` seconds the document is linted once, in a 
 and its diagnostics published, unless the document changed meanwhile: a superseded lint is dropped, and the lint
 of the newer text publishes (a big document took seconds per lint, each published late and stale). Opening or saving
 a document lints it at once. Nothing else is read from disk while typing: the settings are read once per settings file
-(lint.DocumentLinter) and re-read when one is saved or the client reports it changed.
+(lint.DocumentLinter) and re-read when one is saved or the client reports it changed; the repository's uses of the
+configs (launch lines, YAMLs, training code: project/uses.py) are read once and again when the client reports such a
+file changed (the server asks for those reports where the client takes dynamic registrations).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from pygls.lsp.server import LanguageServer
 
 from ..base.version import __version__
 from ..model.view import default_deepspeed_version
+from ..project.uses import SHELL_NAMES, SHELL_SUFFIXES
 from . import convert, cursor, schema_help
 from .lint import DocumentLinter, Outcome
 from .positions import LineIndex
 
 DEFAULT_DEBOUNCE = 0.1  # seconds of quiet typing before a lint
+USE_SUFFIXES = (*SHELL_SUFFIXES, ".py")  # files whose change may change a config's uses (project/uses.py)
 _LANGUAGES_NOTE = "JSON, hjson and Accelerate YAML documents that are DeepSpeed configs (lsp/detect.py)"
 
 
@@ -126,6 +130,9 @@ class ZerolintServer(LanguageServer):
             text = schema_help.key_hover(member.pointer, self.version_of(out))
             if text:
                 parts.append(text)
+        root = out.document.root
+        if root is not None and root.start <= offset <= root.start + 1:  # on the top-level object's opening brace
+            parts.append(self.uses_hover(out.path))
         for d in out.diagnostics:
             if d.start <= offset <= max(d.end, d.start) and d.rule is not None:
                 parts.append(f"**{d.code}** `{d.name}`: {d.rule.summary}\n\n{d.rule.rationale or ''}".rstrip()
@@ -134,6 +141,28 @@ class ZerolintServer(LanguageServer):
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
                                                         value="\n\n---\n\n".join(parts)))
+
+    def uses_hover(self, path: str) -> str:
+        """The top-level object's hover: where the repository uses this config and what was read from each use."""
+        with self.lint_lock:
+            uses = self.linter.uses_of(path)
+        if not uses:
+            return ("**Uses**: none found in the repository (launch lines, framework YAMLs, training code): the "
+                    "consumer is guessed from the file's content (docs/uses.md)")
+        lines = ["**Uses** (checked as each one reads it; docs/uses.md):", ""]
+        for use in uses:
+            lines.append(f"- `{use.describe()}`")
+            lines.extend(f"  - {detail}" for detail in use.details())
+        return "\n".join(lines)
+
+    def uses_changed(self) -> None:
+        """A launch script, YAML or training file changed on disk: read the uses again and re-lint every open
+        config."""
+        with self.lint_lock:
+            self.linter.uses_changed()
+        self.outcomes.clear()
+        for uri in list(self.workspace.text_documents):
+            self.publish(uri)
 
     def complete(self, uri: str, position: types.Position) -> list[types.CompletionItem]:
         out = self.outcome(uri)
@@ -213,8 +242,24 @@ def build(target: str | None = None, deepspeed_version: str | None = None, isola
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: ZerolintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        if any(ls.linter.is_settings_file(c.uri.rsplit("/", 1)[-1]) for c in params.changes):
+        names = [c.uri.rsplit("/", 1)[-1] for c in params.changes]
+        if any(ls.linter.is_settings_file(n) for n in names):
             ls.settings_changed()
+        elif any(n.endswith(USE_SUFFIXES) or n in SHELL_NAMES for n in names):
+            ls.uses_changed()
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: ZerolintServer, params: types.InitializedParams) -> None:
+        """Ask the client to report changes to the files that use configs (where it can be asked): a config is
+        linted again when its launch script or training code changes."""
+        caps = ls.client_capabilities.workspace
+        watch = caps.did_change_watched_files if caps is not None else None
+        if watch is None or not watch.dynamic_registration:
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/*{suffix}") for suffix in USE_SUFFIXES]
+        ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
+            id="zerolint-uses", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: ZerolintServer, params: types.HoverParams) -> types.Hover | None:

@@ -280,6 +280,44 @@ def _yaml_consumers(uses: list[Use]) -> None:
                     use.consumer = launch.consumer
 
 
+LAUNCHER_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".py", ".mk")
+
+
+def configs_used_by(path: str) -> list[tuple[str, Use]]:
+    """(config path, the use) for each config file a launch script, Slurm file or training script at `path` names,
+    resolved as the uses are (from its directory, then the repository root; an existing file inside the tree)."""
+    from ..base.fsio import ReadRefused, check_read
+    from .references import repository_root
+
+    root = repository_root(path)
+    if root is None:
+        return []
+    real_root = os.path.realpath(root)
+    try:
+        check_read(path, (real_root,))
+    except ReadRefused:
+        return []
+    data = read_walked(path, MAX_FILE_BYTES)
+    if data is None or len(data) > MAX_FILE_BYTES:
+        return []
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    out = []
+    for use in _uses_in(rel, data):
+        for base in (os.path.dirname(use.source), ""):
+            name = _from(base, use.config)
+            if name is None:
+                continue
+            config = os.path.join(root, name)
+            try:
+                check_read(config, (real_root,))
+            except ReadRefused:
+                continue
+            if os.path.isfile(config):
+                out.append((os.path.relpath(config), use))
+                break
+    return out
+
+
 def uses_of(config: str, root: str, uses: list[Use]) -> list[Use]:
     """The uses that name the config file at `config` (UseIndex, for one config)."""
     return UseIndex(root, uses).of(config)
