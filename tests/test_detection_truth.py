@@ -168,3 +168,45 @@ def test_load_universal_refuses_a_saved_checkpoint(tmp_path, env):
     error = json.loads(lines[-1])["error"]
     assert error is not None and re.search(r"ValueError: Invalid for universal checkpoint: .*latest_universal does "
                                            "not exist", error), error
+
+
+NO_SYNC = r"""
+import json, sys, torch, deepspeed
+deepspeed.init_distributed(dist_backend="gloo")
+model = torch.nn.Linear(8, 8)
+engine = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=json.loads(sys.argv[1]))[0]
+try:
+    with engine.no_sync():
+        pass
+except Exception as e:
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+else:
+    print(json.dumps({"error": None}))
+"""
+
+
+@pytest.mark.deepspeed
+@pytest.mark.parametrize("stage,error", [
+    (2, "AssertionError: no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 2"),
+    (1, None)])
+def test_no_sync_under_partitioned_gradients(tmp_path, env, stage, error):
+    """ZL223 with the repository read: the loop calls engine.no_sync(); the real engine asserts at ZeRO-2 and not
+    at ZeRO-1, and check says exactly that."""
+    config = {**BASE, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}},
+              "zero_optimization": {"stage": stage}}
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ds.json").write_text(json.dumps(config))
+    (tmp_path / "run.sh").write_text("deepspeed --num_gpus 1 train.py --deepspeed ds.json\n")
+    (tmp_path / "train.py").write_text("import deepspeed\nengine = deepspeed.initialize(model=m, config=cfg)[0]\n"
+                                       "with engine.no_sync():\n    engine.backward(loss)\n")
+    check = subprocess.run([sys.executable, "-m", "zerolint", "check", "--format", "json", "ds.json"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    got = [(d["code"], d["severity"]) for d in json.loads(check.stdout)["diagnostics"] if d["severity"] != "info"]
+    assert got == ([("ZL223", "error")] if error else [])
+    run_env = {**env, "DS_ACCELERATOR": "cpu", "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",
+               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port())}
+    p = subprocess.run([sys.executable, "-c", NO_SYNC, json.dumps(config)], capture_output=True, text=True,
+                       env=run_env, cwd=tmp_path, timeout=600)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+    assert lines, p.stderr[-4000:]
+    assert json.loads(lines[-1])["error"] == error

@@ -197,8 +197,9 @@ def test_an_explicit_target_wins_over_a_yaml_in_the_same_run_and_its_reading_is_
     (the YAML's reading used to replace it silently: 3 errors alone, 0 together), and what the YAML's reading finds
     besides comes with the route in its message."""
     ds = str(ACC / "ds_zero2.json")
-    _, alone = _diags(ds, "--target", "deepspeed")
-    rc, together = _diags(str(ACC / "accelerate_conflicts.yaml"), ds, "--target", "deepspeed")
+    # (--no-uses: this repository's own files name the fixture; the question here is the run's two readings)
+    _, alone = _diags(ds, "--target", "deepspeed", "--no-uses")
+    rc, together = _diags(str(ACC / "accelerate_conflicts.yaml"), ds, "--target", "deepspeed", "--no-uses")
     in_ds = [(d["code"], d["pointer"]) for d in together if d["file"] == ds]
     assert [(d["code"], d["pointer"]) for d in alone] == [("ZL501", "/train_micro_batch_size_per_gpu"),
                                                           ("ZL501", "/gradient_accumulation_steps"),

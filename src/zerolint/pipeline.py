@@ -394,11 +394,12 @@ class Pipeline:
     def uses_of(self, path: str) -> list:
         """The uses of the config at `path` in its repository (project/uses.py); each tree is scanned once."""
         from .project.references import repository_root
-        from .project.uses import UseIndex, UseScan
 
         root = repository_root(path) if path != "-" else None
         if root is None:
             return []
+        from .project.uses import UseIndex, UseScan
+
         if not isinstance(self._uses.get(root), UseIndex):
             scan = self._uses.get(root) or UseScan(root)
             self._uses[root] = UseIndex(root, scan.result())
@@ -408,12 +409,13 @@ class Pipeline:
         """--uses: the scans of the trees the arguments are in start now, on the other cores, while the files to
         lint are found and judged here."""
         from .project.references import repository_root
-        from .project.uses import UseScan
 
         for arg in self.options.files:
             if arg != "-" and os.path.isdir(arg):
                 root = repository_root(os.path.join(arg, "-"))
                 if root is not None and root not in self._uses:
+                    from .project.uses import UseScan
+
                     self._uses[root] = UseScan(root)
 
     def _readings(self, path: str, settings: Settings) -> list[tuple[str, Settings, list]]:
@@ -436,16 +438,18 @@ class Pipeline:
             client = use.values.get("optimizer") if target == "deepspeed" else None
             prepared = {k: use.values[f"prepared_{k}"] for k in ("optimizer", "scheduler")
                         if f"prepared_{k}" in use.values} if target == "accelerate" else {}
+            engine = {k: use.values[k] for k in ("no_sync",) if k in use.values} if target == "deepspeed" else {}
             key = (target, world, tuple(sorted((args or {}).get(KNOWN, {}).items())), client,
-                   tuple(sorted(prepared.items())))
+                   tuple(sorted(prepared.items())), tuple(sorted(engine.items())))
             groups.setdefault(key, []).append((use, args))
         readings = []
-        for (target, world, _, client, prepared), members in groups.items():
+        for (target, world, _, client, prepared, engine), members in groups.items():
             label = members[0][0].describe() + (f" and {len(members) - 1} more" if len(members) > 1 else "")
             args = members[0][1]
             changes = {"target": target, "world_size": world, **({"training_args": args} if args else {}),
                        **({"client_optimizer": client} if client else {}),
-                       **({"prepared": dict(prepared)} if prepared else {})}
+                       **({"prepared": dict(prepared)} if prepared else {}),
+                       **({"engine_calls": dict(engine)} if engine else {})}
             readings.append((label, replace(settings, **changes), [use for use, _ in members]))
         return readings
 

@@ -722,6 +722,7 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
                     use.values[kw.arg] = (kw.value.value, f"{rel}:{kw.value.lineno}")
         elif launcher == "deepspeed.initialize":
             use.consumer = ("deepspeed", where)
+            use.values.update(_engine_calls(tree, rel))
             optimizer = next((kw.value for kw in node.keywords if kw.arg == "optimizer"), None)
             if isinstance(optimizer, ast.Call):
                 use.values["optimizer"] = (_call_name(optimizer.func), f"{rel}:{optimizer.lineno}")
@@ -772,18 +773,17 @@ def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[st
         data = read_walked(path, MAX_FILE_BYTES)
         try:
             tree = None if data is None else ast.parse(data)
-            cache[path] = None if tree is None else (_code_kinds(tree), _prepared(tree, rel))
+            cache[path] = None if tree is None else (_code_kinds(tree), _prepared(tree, rel), _engine_calls(tree, rel))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             cache[path] = None
     if cache[path] is None:
         use.unresolved.append(f"the script {script} does not parse")
         return
-    kinds, prepared = cache[path]
+    kinds, prepared, engine = cache[path]
     for kind in ("hf", "accelerate", "deepspeed", "inference"):  # a Trainer decides even beside an Accelerator
         if kind in kinds:
             use.consumer = (kind, f"{rel}:{kinds[kind]}")
-            if kind == "accelerate":
-                use.values.update(prepared)
+            use.values.update(prepared if kind == "accelerate" else engine if kind == "deepspeed" else {})
             return
     use.unresolved.append(f"{script} calls none of the HF Trainer, an Accelerator or deepspeed.initialize")
 
@@ -816,6 +816,17 @@ def _prepared(tree: ast.AST, rel: str) -> dict[str, tuple[object, str]]:
             out[f"prepared_{kind}"] = (name + (" with lr_scheduler_callable" if callable_ else ""),
                                        f"{rel}:{call.lineno}")
     return out
+
+
+def _engine_calls(tree: ast.AST, rel: str) -> dict[str, tuple[object, str]]:
+    """Calls of the DeepSpeed engine that the config decides about, in a module that calls deepspeed.initialize:
+    {"no_sync": ("engine.no_sync()", file:line)} for the first `X.no_sync()` with no arguments (Accelerate's and
+    torch DDP's take none either, but neither is a DeepSpeed engine in such a module)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "no_sync" \
+                and not node.args and not node.keywords:
+            return {"no_sync": (f"{_call_name(node.func) or 'engine.no_sync'}()", f"{rel}:{node.lineno}")}
+    return {}
 
 
 def _optimizer_or_scheduler(name: str) -> str | None:

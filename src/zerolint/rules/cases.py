@@ -59,6 +59,7 @@ class Case:
     gpus_per_node: int | None = None
     client_optimizer: str | None = None  # the class the code passes deepspeed.initialize (check --uses; ZL219, ZL602)
     prepared: dict | None = None  # what a loop hands accelerator.prepare: {"optimizer": class, ...} (ZL536)
+    engine_calls: dict | None = None  # engine calls the code makes: {"no_sync": "engine.no_sync()"} (ZL223)
     fixed: str | None = None
     unsafe_fixed: str | None = None
     prefer: str | None = None
@@ -85,7 +86,9 @@ class Case:
                         client_optimizer=None if self.client_optimizer is None else (self.client_optimizer,
                                                                                      "train.py:1"),
                         prepared=None if self.prepared is None else {k: (v, "train.py:1")
-                                                                     for k, v in self.prepared.items()})
+                                                                     for k, v in self.prepared.items()},
+                        engine_calls=None if self.engine_calls is None else {k: (v, "train.py:1")
+                                                                             for k, v in self.engine_calls.items()})
 
 
 def load_cases(code: str) -> list[Case]:
@@ -100,7 +103,8 @@ def load_cases(code: str) -> list[Case]:
         unknown = set(raw) - {"name", "kind", "config", "expect", "target", "deepspeed_version", "world_size",
                               "fixed", "unsafe_fixed", "prefer", "note", "training_args", "accelerate", "params",
                               "gpu_memory", "host_memory", "gpus_per_node", "transformers_version",
-                              "torch_version", "packages", "client_optimizer", "prepared"}
+                              "torch_version", "packages", "client_optimizer", "prepared",
+                              "engine_calls"}
         if unknown:
             raise ValueError(f"{code}.toml: unknown case keys {sorted(unknown)}")
         if raw.get("kind") not in ("bad", "good"):

@@ -30,11 +30,12 @@ class Settings(Record):
     package metadata (never imported). `client_optimizer`: (class name as the code writes it, "file:line") of the
     optimizer the training code passes to deepspeed.initialize, where the repository was read (project/uses.py).
     `prepared`: what a loop of one's own under Accelerate hands accelerator.prepare, where read:
-    {"optimizer" / "scheduler": (class as the code writes it, "file:line")}."""
+    {"optimizer" / "scheduler": (class as the code writes it, "file:line")}. `engine_calls`: calls of the DeepSpeed
+    engine that the training code makes, where read: {"no_sync": ("model_engine.no_sync()", "file:line")}."""
 
     _fields = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "transformers_version",
                "torch_version", "params", "model", "gpu_memory", "host_memory", "gpus_per_node", "packages",
-               "client_optimizer", "prepared")
+               "client_optimizer", "prepared", "engine_calls")
 
     def __init__(self, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
                  training_args: dict | None = None, accelerate: Any = None,
@@ -43,7 +44,8 @@ class Settings(Record):
                  model: str | None = None, gpu_memory: int | str | None = None, host_memory: int | str | None = None,
                  gpus_per_node: int | None = None, packages: dict[str, str | None] | None = None,
                  client_optimizer: tuple[str, str] | None = None,
-                 prepared: dict[str, tuple[str, str]] | None = None) -> None:
+                 prepared: dict[str, tuple[str, str]] | None = None,
+                 engine_calls: dict[str, tuple[str, str]] | None = None) -> None:
         self.target = target
         self.deepspeed_version = deepspeed_version
         self.world_size = world_size
@@ -59,6 +61,7 @@ class Settings(Record):
         self.packages = packages
         self.client_optimizer = client_optimizer
         self.prepared = prepared
+        self.engine_calls = engine_calls
 
 
 @lru_cache(maxsize=1)
