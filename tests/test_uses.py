@@ -388,10 +388,10 @@ def test_a_share_whose_child_fails_is_scanned_by_the_caller(tmp_path, monkeypatc
     serial = [u.describe() for u in find_uses(str(root), workers=0)]
     parent, scan = os.getpid(), uses_module._scan_share
 
-    def failing_in_children(root, k, n):
-        if os.getpid() != parent and k == 1:
+    def failing_in_children(root, lo, hi, parts):
+        if os.getpid() != parent and lo == 2:  # the second child's share
             raise MemoryError
-        return scan(root, k, n)
+        return scan(root, lo, hi, parts)
 
     monkeypatch.setattr(uses_module, "_scan_share", failing_in_children)
     assert uses_module._may_fork()  # else no child runs and this proves nothing

@@ -279,7 +279,7 @@ class Pipeline:
         self.options = options
         o = options
         self._uses: dict = {}  # repository root -> project.uses.UseScan, then its UseIndex (--uses): one scan a tree
-        if o.uses:
+        if o.uses and o.fix == "none":  # (--fix reports through its own path, without the uses: docs/uses.md)
             self._start_scans()  # first: the scans run on the other cores while the rest loads
         self.project = Project({"select": list(o.select), "ignore": list(o.ignore), "severity": dict(o.severity),
                                 "target": o.target, "world-size": o.world_size,
@@ -411,8 +411,8 @@ class Pipeline:
         from .project.references import repository_root
 
         for arg in self.options.files:
-            if arg != "-" and os.path.isdir(arg):
-                root = repository_root(os.path.join(arg, "-"))
+            if arg != "-" and os.path.exists(arg):
+                root = repository_root(os.path.join(arg, "-") if os.path.isdir(arg) else arg)
                 if root is not None and root not in self._uses:
                     from .project.uses import UseScan
 

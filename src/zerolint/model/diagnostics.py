@@ -123,8 +123,8 @@ class Diagnostic(Record):
     `start`/`end` are the character offsets of the highlighted span, for the fixer and snippets; `fails_at` as in
     `Finding`. `rule` is the rule that made it (a Rule or a policy rule), for reporters that describe rules
     (SARIF); None when the diagnostic was made outside the engine. It is not part of the diagnostic's value.
-    `uses`: with `check --uses`, the uses of the config this finding holds for (dicts: where, launcher, consumer,
-    world_size; project/uses.py), None otherwise."""
+    `uses`: where check read the repository's uses (docs/uses.md), the uses of the config this finding holds for
+    (dicts: where, launcher, consumer, world_size; project/uses.py), None otherwise."""
 
     _fields = ("file", "code", "name", "severity", "message", "pointer", "line", "column", "end_line", "end_column",
                "help", "url", "fixes", "related", "start", "end", "fails_at", "uses")

@@ -124,11 +124,12 @@ def text_files(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tupl
         yield path, data
 
 
-def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES,
-               names: tuple[str, ...] = TEXT_NAMES) -> list[str]:
+def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tuple[str, ...] = TEXT_NAMES,
+               readmes: tuple[str, ...] = ()) -> list[str]:
     """The paths of the tree's text files in walk order (a directory's files by name, then each subdirectory by
-    name, depth first), at most MAX_FILES of them. No link is followed, to a directory or a file, so every path is
-    inside the tree without a realpath per file; /proc, /sys and /dev are never entered."""
+    name, depth first), at most MAX_FILES of them: those `suffixes` and `names` say, and README files ending with
+    one of `readmes`. No link is followed, to a directory or a file, so every path is inside the tree without a
+    realpath per file; /proc, /sys and /dev are never entered."""
     out: list[str] = []
     stack = [root]
     while stack:
@@ -146,7 +147,8 @@ def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES,
                 if e.is_dir(follow_symlinks=False):
                     if e.name not in SKIP_DIRS and e.path not in NEVER_READ:
                         subdirs.append(e.path)
-                elif e.name.endswith(suffixes) or e.name in names:
+                elif e.name.endswith(suffixes) or e.name in names or (
+                        readmes and e.name[:6].upper() == "README" and e.name.endswith(readmes)):
                     if len(out) == MAX_FILES:
                         return out
                     out.append(e.path)

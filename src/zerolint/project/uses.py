@@ -28,6 +28,10 @@ from .references import MAX_FILE_BYTES, MAX_TOTAL_BYTES, name_matches, tree_path
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".mk", ".yml", ".yaml")
 SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "Dockerfile")
+# What the scan reads: launch and Slurm scripts, Makefiles, YAML (Accelerate, recipes, CI workflows), Python, and
+# the READMEs' code blocks; other Markdown (a docs site's examples) describes runs, it does not make them.
+SCAN_SUFFIXES = tuple(s for s in SHELL_SUFFIXES if s not in (".md", ".rst")) + (".py",)
+README_SUFFIXES = (".md", ".rst", ".txt")
 CONFIG_FLAGS = ("--deepspeed", "--deepspeed_config")
 # launcher -> {flag: what it sets}
 LAUNCH_FLAGS = {
@@ -125,26 +129,27 @@ SKIPPED, NOT_READ = -1, -2  # a file not read (a link, not regular, too large); 
 
 class UseScan:
     """The scan of a tree for uses, started when made. `workers` child processes (default: one per core but the one
-    the caller keeps, where this process may fork) each walk the tree and scan their share of its files, while the
-    caller goes on: the command line finds and judges the files to lint meanwhile. 0: scanned here, when `result()`
-    is asked for. The result is the same either way: the shares are contiguous runs of the walk, joined in order; a
-    share whose child fails is scanned here. `result()` waits for the scan (once)."""
+    the caller keeps, where this process may fork) each walk the tree and scan their share of its files while the
+    caller goes on (the command line finds and judges the files to lint meanwhile); the caller scans the last share
+    itself when it asks for the result, half the size of a child's, since the children started first. 0: all of it
+    is scanned here, when `result()` is asked for. The result is the same either way: the shares are contiguous runs
+    of the walk, joined in order; a share whose child fails is scanned here. `result()` waits for the scan (once)."""
 
     def __init__(self, root: str, workers: int | None = None) -> None:
         self.root = os.path.abspath(root)  # the walk's paths start with it
         self._uses: list[Use] | None = None
         n = workers if workers is not None else (_cores() - 1 if _may_fork() else 0)
-        self._children = [_fork_share(self.root, k, n) for k in range(n)] if n > 0 and _may_fork() else []
+        n = n if n > 0 and _may_fork() else 0
+        self._parts = 2 * n + 1  # the walk in units: two per child, one for the caller
+        self._children = [_fork_share(self.root, 2 * k, 2 * k + 2, self._parts) for k in range(n)]
 
     def _scanned(self) -> tuple[list[str], list[tuple[int, list[Use]]]]:
-        if not self._children:
-            return _scan_share(self.root, 0, 1)
         paths: list[str] = []
         found: list[tuple[int, list[Use]]] = []
-        n = len(self._children)
-        for k, child in enumerate(self._children):
+        shares = [(child, 2 * k, 2 * k + 2) for k, child in enumerate(self._children)]
+        for child, lo, hi in shares + [(None, self._parts - 1, self._parts)]:
             share = _collect(child) if child is not None else None
-            p, f = share if share is not None else _scan_share(self.root, k, n)
+            p, f = share if share is not None else _scan_share(self.root, lo, hi, self._parts)
             paths += p
             found += f
         self._children = []
@@ -183,7 +188,7 @@ def _may_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _fork_share(root: str, k: int, n: int) -> tuple[int, int] | None:
+def _fork_share(root: str, lo: int, hi: int, parts: int) -> tuple[int, int] | None:
     """(pid, the pipe it writes its pickled share to), or None where no child could be made."""
     import pickle
 
@@ -196,7 +201,7 @@ def _fork_share(root: str, k: int, n: int) -> tuple[int, int] | None:
         code = 1
         try:
             os.close(read_end)
-            data = pickle.dumps(_scan_share(root, k, n), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(_scan_share(root, lo, hi, parts), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)
             code = 0
@@ -229,11 +234,12 @@ def _collect(child: tuple[int, int]):
         return None
 
 
-def _scan_share(root: str, k: int, n: int) -> tuple[list[str], list[tuple[int, list[Use]]]]:
-    """The k-th of n contiguous shares of the tree's walk: its paths, and for each (bytes read or SKIPPED /
-    NOT_READ, the file's uses). A worker's unit of work; the walk is cheap beside the reads, so each does its own."""
-    paths = tree_paths(root, SHELL_SUFFIXES + (".py",), SHELL_NAMES)
-    share = paths[k * len(paths) // n:(k + 1) * len(paths) // n]
+def _scan_share(root: str, lo: int, hi: int, parts: int) -> tuple[list[str], list[tuple[int, list[Use]]]]:
+    """Units lo to hi of the tree's walk cut in `parts` contiguous units: their paths, and for each (bytes read or
+    SKIPPED / NOT_READ, the file's uses). A worker's unit of work; the walk is cheap beside the reads, so each does
+    its own."""
+    paths = tree_paths(root, SCAN_SUFFIXES, SHELL_NAMES, README_SUFFIXES)
+    share = paths[lo * len(paths) // parts:hi * len(paths) // parts]
     out: list[tuple[int, list[Use]]] = []
     total = 0
     for path in share:
@@ -262,7 +268,7 @@ def _uses_in(rel: str, data: bytes) -> list[Use]:
     uses = []
     if rel.endswith((".yaml", ".yml")):
         uses.extend(_yaml_uses(rel, data))
-    if rel.endswith(SHELL_SUFFIXES) or os.path.basename(rel) in SHELL_NAMES:
+    if rel.endswith(SHELL_SUFFIXES + (".txt",)) or os.path.basename(rel) in SHELL_NAMES:
         uses.extend(_shell_uses(rel, data))
     return uses
 

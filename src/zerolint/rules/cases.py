@@ -57,7 +57,7 @@ class Case:
     gpu_memory: str | int | None = None
     host_memory: str | int | None = None
     gpus_per_node: int | None = None
-    client_optimizer: str | None = None  # the class the code passes deepspeed.initialize (check --uses; ZL219, ZL602)
+    client_optimizer: str | None = None  # the class the code passes deepspeed.initialize (ZL219, ZL602)
     prepared: dict | None = None  # what a loop hands accelerator.prepare: {"optimizer": class, ...} (ZL536)
     engine_calls: dict | None = None  # engine calls the code makes: {"no_sync": "engine.no_sync()"} (ZL223)
     fixed: str | None = None

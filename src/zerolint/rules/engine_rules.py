@@ -6,9 +6,9 @@ located in a DeepSpeed config, so they are produced where those files are read a
 - ZL090 `unused-suppression` (zerolint/project/suppress.py): located in the zerolint config or the baseline file.
 - ZL520, ZL524, ZL525 (zerolint/pipeline.py, reading through integrations/hf.py): located in an Accelerate config
   YAML.
-- ZL091 `flag-overrides-repository` and ZL092 `inference-config` (zerolint/pipeline.py, `check --uses`): a setting
-  given to zerolint that the repository's use of the config contradicts; a config only `deepspeed.init_inference`
-  reads. Located at the config's top-level object.
+- ZL091 `flag-overrides-repository` and ZL092 `inference-config` (zerolint/pipeline.py, where `check` reads the
+  uses): a setting given to zerolint that the repository's use of the config contradicts; a config only
+  `deepspeed.init_inference` reads. Located at the config's top-level object.
 
 They are `Rule` objects without a check function: `--select`, `--ignore`, `severity` overrides, SARIF rule
 metadata, `zerolint rules` and `zerolint rule CODE` treat them like any other rule: `ENGINE_RULES` is part of every
@@ -47,8 +47,8 @@ FLAG_OVERRIDES_USE = EngineRule(
     name="flag-overrides-repository",
     severity="warning",
     summary="A --target or --world-size that the repository's use of the config contradicts",
-    evidence="zerolint: check --uses (docs/uses.md)",
-    rationale="""`check --uses` checks a config as each place in the repository uses it: the consumer from the launched
+    evidence="zerolint: check, reading the uses (docs/uses.md)",
+    rationale="""`check` checks a config as each place in the repository uses it: the consumer from the launched
 code, the world size from the launch line. A setting given to zerolint (`--target`, `--world-size`, or the same keys
 in the zerolint config) wins over what the repository says, so that a check can be pinned; but where it contradicts
 a use (the config is checked for 4 GPUs while `run.sh` launches it on 8, or as the HF Trainer's while the code hands
@@ -61,11 +61,12 @@ INFERENCE_CONFIG = EngineRule(
     name="inference-config",
     severity="info",
     summary="A config that only deepspeed.init_inference reads: an inference config, not checked",
-    evidence="deepspeed/inference/config.py (DeepSpeedInferenceConfig); zerolint: check --uses (docs/uses.md)",
+    evidence="deepspeed/inference/config.py (DeepSpeedInferenceConfig); zerolint: check, reading the uses "
+             "(docs/uses.md)",
     rationale="""`deepspeed.init_inference(model, config=...)` reads its config as a `DeepSpeedInferenceConfig`
 (`tensor_parallel`, `dtype`, `replace_with_kernel_inject`, ...), a different schema from the training config that
 `deepspeed.initialize` reads. zerolint's rules are about training configs, so where the repository's only uses of a
-file are `init_inference` calls (`check --uses`), the file is not checked by them and this info says so, instead of
+file are `init_inference` calls (docs/uses.md), the file is not checked by them and this info says so, instead of
 reporting the inference keys as unknown training keys. A ZeRO-3 inference config handed to `HfDeepSpeedConfig` is a
 training-style config and is checked (as raw DeepSpeed).""",
 )

@@ -7,7 +7,7 @@ training code, and DeepSpeed accepts only its own CPU optimizers there.
   1547-1548, 1562-1565; constants.py:41-42; config.py:321-322). The check is at any ZeRO stage and comes before
   the optimizer is wrapped. It appeared in 0.8.3 (v0.8.2 has no such check; v0.8.3 engine.py:1279); the Lion
   exemption in 0.17.6 (v0.17.5 engine.py has none).
-  Where `check --uses` read the optimizer the code passes (`deepspeed.initialize(optimizer=torch.optim.AdamW(...))`)
+  Where `check` read the optimizer the code passes (`deepspeed.initialize(optimizer=torch.optim.AdamW(...))`)
   the verdict is certain: an error for any other class, nothing for DeepSpeed's CPU optimizers. Otherwise
   zerolint cannot see the optimizer the code passes, so the message states the condition, and the finding is a
   warning that claims `fails_at = "initialize"`: the usual client optimizer (torch.optim.AdamW) fails there
@@ -54,7 +54,7 @@ def check(view):
         return
     allowed = "DeepSpeedCPUAdam or DeepSpeedCPULion" if view.since(">=0.17.6") else "DeepSpeedCPUAdam"
     client = view.settings.client_optimizer
-    if client is not None:  # the code's optimizer, read from the repository (check --uses)
+    if client is not None:  # the code's optimizer, read from the repository (docs/uses.md)
         name, where = client
         if name.rsplit(".", 1)[-1] in allowed.split(" or "):
             return

@@ -3,9 +3,9 @@ hand `accelerator.prepare` an `accelerate.utils.DummyOptim` (and `DummyScheduler
 one from the config; a torch optimizer (or scheduler) there makes Accelerate raise "ValueError: You cannot specify
 an optimizer in the config file and in the code at the same time" before deepspeed.initialize (accelerate 1.15.0
 accelerator.py:2250-2286). The HF Trainer does this for its users. Where zerolint cannot see the script, this is
-a warning with the condition in its words; where the repository's loop was read (check --uses: the class it hands
-accelerator.prepare, Settings.prepared), the verdict is certain both ways: a real optimizer or scheduler beside the
-section, and a DummyOptim (a DummyScheduler without lr_scheduler_callable) with no section, are errors ("You
+a warning with the condition in its words; where the repository's loop was read (docs/uses.md: the class it
+hands accelerator.prepare, Settings.prepared), the verdict is certain both ways: a real optimizer or scheduler
+beside the section, and a DummyOptim (a DummyScheduler without lr_scheduler_callable) with no section, are errors ("You
 cannot create a `DummyOptim` without specifying an optimizer in the config file")."""
 
 from ..rule import Rule

@@ -13,7 +13,7 @@ names lower-case to DeepSpeed's optimizers; only `torch_adam: true` builds them.
 
 The HF Trainer sets `zero_allow_untested_optimizer` itself only when the config has NO optimizer section (it then
 builds its own torch optimizer); with an optimizer in the config this rule applies to every consumer. With no
-optimizer section, raw DeepSpeed runs the code's optimizer through the same check: where `check --uses` read its
+optimizer section, raw DeepSpeed runs the code's optimizer through the same check: where `check` read its
 class from `deepspeed.initialize(optimizer=...)` (torch.optim.SGD, apex's, bitsandbytes') the verdict is certain;
 without the code nothing is said (the usual torch.optim.AdamW is on the list).
 
@@ -66,8 +66,8 @@ def check(view):
     )
 
 
-# The code's optimizer class as written (check --uses reads it), where the tested list can decide it: torch's own
-# names, and the third-party packages none of whose classes is on the list.
+# The code's optimizer class as written (check reads it from the repository), where the tested list can decide
+# it: torch's own names, and the third-party packages none of whose classes is on the list.
 NOT_ZERO_TESTED_PACKAGES = ("apex.", "bitsandbytes.", "bnb.", "transformers.", "timm.")
 
 
