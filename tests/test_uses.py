@@ -524,3 +524,28 @@ def test_the_gate_lints_the_configs_a_changed_launcher_uses(tmp_path):
     found = check_json(root, "--only-configs", "scripts/run.sh", "util.py")
     assert [(c, s) for c, s, *_ in found] == [("ZL402", "error")]
     assert check_json(root, "--only-configs", "--no-uses", "scripts/run.sh") == []
+
+
+def test_the_gate_lints_the_config_a_changed_recipe_names(tmp_path):
+    """An axolotl recipe is no DeepSpeed config (skipped by content); changed, it brings the config it names,
+    checked with the recipe's TrainingArguments; a named config is not linted twice."""
+    root = tree(tmp_path, {
+        "ds/zero1.json": '{"zero_optimization": {"stage": 1}, "train_micro_batch_size_per_gpu": 4,\n'
+                         ' "gradient_accumulation_steps": "auto", "train_batch_size": "auto"}\n',
+        "examples/lora.yml": "base_model: m\nmicro_batch_size: 2\ndeepspeed: ds/zero1.json\n",
+        "examples/other.yml": "base_model: m\nlearning_rate: 0.1\n",
+    })
+    def show_files(*names: str) -> list[str]:
+        return subprocess.run([sys.executable, "-m", "zerolint", "check", "--only-configs", "--show-files", *names],
+                              capture_output=True, text=True, cwd=root, timeout=60).stdout.splitlines()
+
+    skipped = "skip  examples/other.yml  (YAML without deepspeed_config or distributed_type: DEEPSPEED)"
+    assert show_files("examples/lora.yml", "examples/other.yml") == [
+        skipped, "lint  ds/zero1.json  (used by examples/lora.yml:3: training recipe, HF Trainer, which changed)",
+        "1 file to lint, 1 skipped."]
+    assert show_files("examples/lora.yml", "examples/other.yml", "ds/zero1.json") == [
+        skipped, "lint  ds/zero1.json  (DeepSpeed config: 4 of 4 top-level keys are DeepSpeed's)",
+        "1 file to lint, 1 skipped."]
+    found = check_json(root, "--only-configs", "examples/lora.yml")
+    assert [(c, s) for c, s, *_ in found] == [("ZL523", "error")]
+    assert "(TrainingArguments as examples/lora.yml:2 writes it)" in found[0][3]

@@ -307,7 +307,9 @@ class Pipeline:
             launched: list = []
             if self.options.only_configs:  # (a fix edits only what the change holds)
                 candidates, launched = _launchers_apart(candidates, self.options.uses and self.options.fix == "none")
-            picks = [self._judge(p, named) for p, named in candidates] + launched
+            picks = [self._judge(p, named) for p, named in candidates]
+            if launched or (self.options.only_configs and self.options.uses and self.options.fix == "none"):
+                picks = _yamls_that_launch(picks, launched)
             if self.options.only_configs:
                 picks = _named_elsewhere(picks)
             self._picked = {p.path: p for p in picks if p.picked}
@@ -685,8 +687,28 @@ def _launchers_apart(candidates: list, bring: bool) -> tuple[list, list]:
             if key not in seen:
                 seen.add(key)
                 launched.append(Pick(config, True, f"used by {use.describe()}, which changed"))
-    names = {os.path.abspath(p) for p, _ in rest}
-    return rest, [p for p in launched if os.path.abspath(p.path) not in names]
+    return rest, launched
+
+
+def _yamls_that_launch(picks: list, launched: list) -> list:
+    """The gate's YAML candidates that are no DeepSpeed config but name one (a training recipe's `deepspeed:`, a CI
+    workflow's launch line) bring it, as a changed launch script does, and are no skipped candidate; then the
+    configs the launch scripts brought, each once."""
+    from .model.detect import Pick
+    from .project.uses import configs_used_by
+
+    out, have = [], {os.path.abspath(p.path) for p in picks if p.picked}
+    for p in picks:
+        used = configs_used_by(p.path) if not p.picked and is_yaml(p.path) else []
+        if not used:
+            out.append(p)
+        for config, use in used:
+            launched.append(Pick(config, True, f"used by {use.describe()}, which changed"))
+    for p in launched:
+        if os.path.abspath(p.path) not in have:
+            have.add(os.path.abspath(p.path))
+            out.append(p)
+    return out
 
 
 def _named_elsewhere(picks: list) -> list:
