@@ -231,7 +231,7 @@ def test_uses_settle_the_consumer_a_copied_hf_config_gets(tmp_path):
     assert used == [("ZL501", "error", 2,
                      "train_micro_batch_size_per_gpu is \"auto\", which only the HF Trainer and Accelerate fill: "
                      "DeepSpeed fails at parse (TypeError: '>' not supported between instances "
-                     "of 'str' and 'int')")]
+                     "of 'str' and 'int') (used by run.sh:1: deepspeed, 2 GPUs, deepspeed.initialize in train.py:2)")]
 
 
 def test_a_finding_one_use_only_has_says_which(tmp_path):
@@ -265,7 +265,8 @@ def test_training_arguments_from_the_launch_line_and_the_code_are_compared(tmp_p
     assert found == [("ZL523", "error", 1,
                       "ds train_micro_batch_size_per_gpu=8 vs hf per_device_train_batch_size=4 (TrainingArguments as "
                       "run.sh:1 writes it): the HF Trainer raises \"Please correct the following DeepSpeed config "
-                      "values that mismatch TrainingArguments values\" when training starts")]
+                      "values that mismatch TrainingArguments values\" when training starts (used by run.sh:1: "
+                      "torchrun, 2 GPUs, HF Trainer in run_clm.py:2)")]
 
 
 def test_the_client_optimizer_settles_zero_offload(tmp_path):
@@ -288,7 +289,8 @@ def test_the_client_optimizer_settles_zero_offload(tmp_path):
                       "ZeRO-Offload (cpu) with no optimizer section: the code passes torch.optim.AdamW to "
                       "deepspeed.initialize (a/train.py:2), and DeepSpeed accepts only DeepSpeedCPUAdam or "
                       "DeepSpeedCPULion there: it raises ZeRORuntimeException (\"You are using ZeRO-Offload with a "
-                      "client provided optimizer\") (zero_force_ds_cpu_optimizer defaults to true)")]
+                      "client provided optimizer\") (zero_force_ds_cpu_optimizer defaults to true) (used by "
+                      "a/train.py:2: deepspeed.initialize)")]
     assert check_json(root, "--uses", "b/ds.json") == []
 
 
@@ -481,7 +483,7 @@ def test_what_a_loop_hands_accelerator_prepare_settles_zl536(tmp_path):
         ("ZL536", "error", 2, "optimizer is set in the config and the loop hands accelerator.prepare "
                               "torch.optim.AdamW (loop.py:5): Accelerate raises \"ValueError: You cannot specify an "
                               "optimizer in the config file and in the code at the same time\" before "
-                              "deepspeed.initialize")]
+                              "deepspeed.initialize (used by loop.py:4: DeepSpeedPlugin, Accelerate loop)")]
     assert [(c, s) for c, s, *_ in check_json(root, "--no-uses", "--target", "accelerate", "ds.json")] == [
         ("ZL536", "warning")]  # without --uses: the condition in words
     (root / "loop.py").write_text(LOOP.format(optimizer="DummyOptim(model.parameters(), lr=1e-4)"))
@@ -490,7 +492,8 @@ def test_what_a_loop_hands_accelerator_prepare_settles_zl536(tmp_path):
     assert check_json(root, "--uses", "ds.json") == [
         ("ZL536", "error", 1, "the loop hands accelerator.prepare DummyOptim (loop.py:5) and the config has no "
                               "optimizer section: Accelerate raises \"ValueError: You cannot create a `DummyOptim` "
-                              "without specifying an optimizer in the config file.\" before deepspeed.initialize")]
+                              "without specifying an optimizer in the config file.\" before deepspeed.initialize "
+                              "(used by loop.py:4: DeepSpeedPlugin, Accelerate loop)")]
 
 
 def test_an_explicit_target_that_a_use_contradicts_is_reported(tmp_path):

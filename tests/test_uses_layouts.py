@@ -85,7 +85,8 @@ def test_axolotl_examples(tmp_path):
         ("ZL523", "error", 15,
          "ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=2 (TrainingArguments as "
          "examples/llama-3/lora-8b.yml:3 writes it): the HF Trainer raises \"Please correct the following DeepSpeed "
-         "config values that mismatch TrainingArguments values\" when training starts",
+         "config values that mismatch TrainingArguments values\" when training starts (used by "
+         "examples/llama-3/lora-8b.yml:7: training recipe, HF Trainer)",
          ["examples/llama-3/lora-8b.yml:7"])]
     assert check(root, "deepspeed_configs/zero2.json") == []
 
@@ -116,7 +117,8 @@ def test_llama_factory_examples(tmp_path):
         ("ZL523", "error", 3,
          "ds fp16.enabled=True vs hf fp16|fp16_full_eval=False (TrainingArguments as "
          "examples/train_lora/llama3_lora_sft_ds2.yaml:5 writes it): the HF Trainer raises \"Please correct the "
-         "following DeepSpeed config values that mismatch TrainingArguments values\" when training starts",
+         "following DeepSpeed config values that mismatch TrainingArguments values\" when training starts (used by "
+         "examples/train_lora/llama3_lora_sft_ds2.yaml:3: training recipe, HF Trainer)",
          ["examples/train_lora/llama3_lora_sft_ds2.yaml:3"])]
 
 
@@ -152,7 +154,9 @@ def test_hf_examples_pytorch(tmp_path):
         ("ZL523", "error", 45,
          "ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=1 (TrainingArguments as "
          "examples/pytorch/translation/README.md:10 writes it): the HF Trainer raises \"Please correct the "
-         "following DeepSpeed config values that mismatch TrainingArguments values\" when training starts",
+         "following DeepSpeed config values that mismatch TrainingArguments values\" when training starts (used by "
+         "examples/pytorch/translation/README.md:10: deepspeed, 2 GPUs, HF Trainer in "
+         "examples/pytorch/translation/run_translation.py:5)",
          ["examples/pytorch/translation/README.md:10"])]
 
 
