@@ -771,9 +771,9 @@ CONSUMER_LABELS = {"hf": "HF Trainer", "accelerate": "Accelerate loop", "deepspe
 
 def _as_used(doc, readings: list, s: FileSetup) -> list:
     """The document checked once per reading; a finding every reading reports is kept once, a finding only some
-    readings report says which use it is about, and so does one that the uses decide (the file checked on its own
-    would not report it: a world size, a consumer, TrainingArguments read from a use). Each carries the uses it
-    holds for (Diagnostic.uses)."""
+    readings report says which use it is about, and one every reading reports names them all (`A and 2 more`):
+    each verdict was reached with a use's consumer, world size and code. Each carries the uses it holds for
+    (Diagnostic.uses)."""
     from .base.record import replace
 
     per_reading = [(label, run_rules(doc, settings, s.selection, s.rules), uses) for label, settings, uses in readings]
@@ -781,7 +781,6 @@ def _as_used(doc, readings: list, s: FileSetup) -> list:
     def key(d):
         return d.code, d.pointer, d.message
 
-    alone = {key(d) for d in run_rules(doc, s.settings, s.selection, s.rules)}
     every_use = [u for _, _, uses in per_reading for u in uses]
     label_all = every_use[0].describe() + (f" and {len(every_use) - 1} more" if len(every_use) > 1 else "")
 
@@ -797,8 +796,7 @@ def _as_used(doc, readings: list, s: FileSetup) -> list:
             if k in everywhere:
                 if k not in seen:
                     seen.add(k)
-                    said = d.message if k in alone else f"{d.message} (used by {label_all})"
-                    out.append(replace(d, message=said, uses=holds[k]))
+                    out.append(replace(d, message=f"{d.message} (used by {label_all})", uses=holds[k]))
             elif (k, label) not in seen:
                 seen.add((k, label))
                 out.append(replace(d, message=f"{d.message} (used by {label})", uses=[u.to_json() for u in uses]))
