@@ -229,6 +229,8 @@ def build(target: str | None = None, deepspeed_version: str | None = None, isola
             ls.settings_changed()
         else:
             ls.outcomes.pop(uri, None)  # an Accelerate YAML is linted from disk: re-read it
+            with ls.lint_lock:  # and the uses again: a client that reports no watched files changes them unseen
+                ls.linter.uses_changed()
             ls.publish(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
