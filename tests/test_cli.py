@@ -124,3 +124,40 @@ def test_terminal_escapes_in_config_are_neutralised():
     cfg = '{"train_micro_batch_size_per_gpu": 1, "\x1b[2Jevil": 1}'.encode()
     r = run_cli("check", "-", input=cfg)
     assert b"\x1b" not in r.stdout and b"\\x1b[2Jevil" in r.stdout
+
+
+def test_check_with_no_path_lints_the_working_directory(tmp_path):
+    """As `ruff check`: no FILES is `.` (through the console script's fast path and through click alike)."""
+    (tmp_path / "ds.json").write_bytes((SEED / "ds_offload_broken.json").read_bytes())
+    (tmp_path / "package.json").write_text('{"name": "x"}\n')
+    r = run_cli("check", "--output-format", "concise", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.decode().splitlines()[0].startswith("./ds.json:7:5: error ZL101")
+    r = run_cli("check", "--output-format", "concise", "--verbose-never-an-option", cwd=tmp_path)
+    assert r.returncode == 2  # (an unknown option still goes to click, and is still refused)
+    r = run_cli("check", "--show-files", cwd=tmp_path)
+    assert r.stdout.decode().splitlines()[-1] == "1 file to lint, 1 skipped."
+
+
+def test_color_always_never_auto(tmp_path):
+    (tmp_path / "ds.json").write_bytes((SEED / "ds_offload_broken.json").read_bytes())
+    always = run_cli("check", "--color", "always", "ds.json", cwd=tmp_path).stdout.decode()
+    assert "\x1b[1;31merror\x1b[0m" in always  # over NO_COLOR=1 (run_cli sets it): the flag is explicit
+    for args in (("--color", "never"), ("--color", "auto"), ("--color", "always", "--no-color")):
+        out = run_cli("check", *args, "ds.json", cwd=tmp_path, env={"FORCE_COLOR": ""}).stdout.decode()
+        assert "\x1b[" not in out and "ds.json:7:5: error ZL101" in out
+    r = run_cli("check", "--color", "sometimes", "ds.json", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "Invalid value for '--color': 'sometimes' is not one of 'auto', 'always', 'never'." in r.stderr.decode()
+
+
+def test_shell_completion_as_the_readme_says(tmp_path):
+    """The README's completion line: click's bash completion of options and of an option's choices."""
+    def complete(words: str, cword: int) -> list[str]:
+        r = run_cli(env={"COMP_WORDS": words, "COMP_CWORD": str(cword), "_ZEROLINT_COMPLETE": "bash_complete"})
+        return r.stdout.decode().split()
+
+    assert complete("zerolint check --col", 2) == ["plain,--color"]
+    assert complete("zerolint check --color ", 3) == ["plain,auto", "plain,always", "plain,never"]
+    r = run_cli(env={"_ZEROLINT_COMPLETE": "bash_source"})
+    assert r.stdout.decode().startswith("_zerolint_completion() {")

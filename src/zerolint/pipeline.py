@@ -148,7 +148,8 @@ class Options(Frozen):
 model/detect.py); `include`: globs (relative to the working directory) of files that are DeepSpeed configs
 whatever their content, as the settings' `include`; `fail_on_skipped`: a candidate skipped as not a DeepSpeed
 config fails the run (exit 1); `uses`: check each config once per way the repository uses it (consumer and world
-size from its launch lines, YAMLs and training code: project/uses.py); `show_info`: show info
+size from its launch lines, YAMLs and training code: project/uses.py); `color`: True (colour on a terminal), False
+(never) or "always"; `show_info`: show info
     findings in the formats people read (report/output.py HIDES_INFO); `statistics`: a count per rule instead of the
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
@@ -168,7 +169,7 @@ size from its launch lines, YAMLs and training code: project/uses.py); `show_inf
                  write_baseline: str | None = None, training_args: Any = None,
                  memory: tuple[tuple[str, Any], ...] = (), fix: str = "none", unsafe: bool = False,
                  prefer: tuple[str, ...] = (), formats: tuple[str, ...] = (), outputs: tuple[str, ...] = (),
-                 quiet: bool = False, color: bool = True, stdin_filename: str | None = None,
+                 quiet: bool = False, color: bool | str = True, stdin_filename: str | None = None,
                  only_configs: bool = False, show_info: bool = False, statistics: bool = False,
                  exit_zero: bool = False, fixer: Callable | None = None, include: tuple[str, ...] = (),
                  fail_on_skipped: bool = False, uses: bool = False) -> None:

@@ -14,12 +14,10 @@ from .spec import OptionError
 @click.argument("files", nargs=-1)
 @lint_options
 def check(files, **kw) -> None:
-    """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin)."""
+    """Lint DeepSpeed config FILES (files, directories, globs, or - for stdin; none: the working directory)."""
     from .run_check import run_check
 
-    options = click_build_options(files, kw)
-    if not options.files and not kw["show_settings"]:
-        raise click.UsageError("Missing argument 'FILES...'.")
+    options = click_build_options(files or (".",), kw)  # no path: the working directory, as ruff does
     try:
         run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"],
                   show_files=kw["show_files"], show_uses=kw["show_uses"])

@@ -102,8 +102,7 @@ def fast_check(args: list[str]) -> bool:
     if parsed is None or not _pairing_ok(parsed[1]):
         return False
     files, values = parsed
-    if not files and not values["show_settings"]:  # "Missing argument": click's message
-        return False
+    files = files or ["."]  # no path: the working directory, as ruff does
     try:
         os.getcwd()
     except OSError:  # the group's message

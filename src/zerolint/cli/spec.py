@@ -89,8 +89,11 @@ CHECK_OPTIONS = (
     Opt(("--fail-on-skipped",), "fail_on_skipped", "flag",
         help="Exit 1 when a candidate file is skipped as not a DeepSpeed config (a CI gate that must not let a "
              "config through unlinted; the skipped files and why are in every report's summary)."),
+    Opt(("--color",), "color_when", "choice", choices=("auto", "always", "never"), metavar="[auto|always|never]",
+        help="Colour the text output: auto (on a terminal, unless NO_COLOR=1; FORCE_COLOR=1 colours it anywhere), "
+             "always, never [default: auto]."),
     Opt(("--no-color",), "no_color", "flag",
-        help="Never colour the text output (also NO_COLOR=1; FORCE_COLOR=1 colours it when not a terminal)."),
+        help="Never colour the text output (the same as --color never; also NO_COLOR=1)."),
     Opt(("--stdin-filename",), "stdin_filename", help="Name to report for `-` (stdin)."),
     Opt(("--max-bytes",), "max_bytes", "int", low=1, help="Largest file to read [default: 16 MiB]."),
     Opt(("--max-depth",), "max_depth", "int", low=1, high=5000, help="Deepest nesting to parse [default: 256]."),
@@ -227,10 +230,18 @@ def build_options(files: tuple[str, ...], kw: dict):
         limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
-        color=not kw["no_color"], stdin_filename=kw["stdin_filename"], only_configs=kw["only_configs"],
+        color=_color(kw["color_when"], kw["no_color"]), stdin_filename=kw["stdin_filename"],
+        only_configs=kw["only_configs"],
         show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"],
         include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"],
         uses=not kw["no_uses"])
+
+
+def _color(when: str | None, no_color: bool) -> bool | str:
+    """pipeline.Options.color: True (on a terminal), False (never) or "always"; --no-color wins over --color."""
+    if no_color or when == "never":
+        return False
+    return "always" if when == "always" else True
 
 
 def _memory_settings(params, model_config, gpu_memory, host_memory, gpus_per_node) -> tuple:

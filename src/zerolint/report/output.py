@@ -133,7 +133,7 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
         for i, fmt in enumerate(formats):
             if i in files:
                 continue
-            colour, forced = use_color(not color)
+            colour, forced = (True, True) if color == "always" else use_color(not color)
             if fmt == "text" and colour and not statistics:
                 from .text import print_rich
 

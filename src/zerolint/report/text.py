@@ -157,7 +157,8 @@ def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Docume
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True if force else None)
+    console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True if force else None,
+                      no_color=False if force else None)  # (--color always wins over NO_COLOR)
     if not quiet:
         for d in diagnostics:
             t = Text()
