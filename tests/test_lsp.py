@@ -366,3 +366,45 @@ async def test_a_config_is_checked_as_its_launch_script_uses_it_and_again_when_t
         uri=(root / "run.sh").as_uri(), type=types.FileChangeType.Changed)]))
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert [d.code for d in client.diagnostics[path.as_uri()]] == []  # 32 == 4 * 1 * 8
+
+
+def test_a_request_whose_parameters_do_not_parse_gets_an_error_reply():
+    """JSON-RPC: a malformed request is answered (-32602), so the editor is not left waiting for its timeout; the
+    server goes on serving."""
+    import json
+    import select
+    import subprocess
+
+    p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(msg: dict) -> None:
+        body = json.dumps(msg).encode()
+        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        p.stdin.flush()
+
+    def receive() -> dict:
+        while True:
+            ready, _, _ = select.select([p.stdout], [], [], 30)
+            assert ready, "no reply within 30 s"
+            header = b""
+            while not header.endswith(b"\r\n\r\n"):
+                header += p.stdout.read(1)
+            length = int(re.search(rb"Content-Length: (\d+)", header).group(1))
+            msg = json.loads(p.stdout.read(length))
+            if "id" in msg:  # (notifications such as window/logMessage are not replies)
+                return msg
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        assert receive()["id"] == 1
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"textDocument": {"uri": 5}}})
+        assert receive() == {"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "Invalid Params"}}
+        send({"jsonrpc": "2.0", "id": 3, "method": "textDocument/completion", "params": "nonsense"})
+        assert receive()["error"]["code"] == -32602
+        send({"jsonrpc": "2.0", "id": 4, "method": "shutdown"})
+        assert receive() == {"jsonrpc": "2.0", "id": 4, "result": None}
+        send({"jsonrpc": "2.0", "method": "exit"})
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()

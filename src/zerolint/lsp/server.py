@@ -17,7 +17,9 @@ import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from ..base.version import __version__
 from ..model.view import default_deepspeed_version
@@ -31,9 +33,30 @@ USE_SUFFIXES = (*SHELL_SUFFIXES, ".py")  # files whose change may change a confi
 _LANGUAGES_NOTE = "JSON, hjson and Accelerate YAML documents that are DeepSpeed configs (lsp/detect.py)"
 
 
+class _Answered:
+    """A request already answered with an error: the message loop sees a message it does not handle."""
+
+    jsonrpc = "answered"
+
+
+class ZerolintProtocol(LanguageServerProtocol):
+    """pygls' protocol, but a request whose parameters do not parse gets a JSON-RPC error reply (-32602 Invalid
+    params), as the specification asks, instead of no reply, which leaves the editor waiting for its own timeout."""
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if "id" not in data or "method" not in data:
+                raise
+            self._send_response(data["id"], error=e.to_response_error())
+            return _Answered()
+
+
 class ZerolintServer(LanguageServer):
     def __init__(self, linter: DocumentLinter, debounce: float = DEFAULT_DEBOUNCE) -> None:
-        super().__init__("zerolint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("zerolint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=ZerolintProtocol)
         self.linter = linter
         self.debounce = debounce
         self.outcomes: dict[str, Outcome] = {}  # uri -> the last lint of that document
