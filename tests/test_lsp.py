@@ -408,3 +408,17 @@ def test_a_request_whose_parameters_do_not_parse_gets_an_error_reply():
         assert p.wait(timeout=30) == 0
     finally:
         p.kill()
+
+
+@pytest.mark.parametrize("text,present", [
+    ('{"zero_optimization": {"|", "stage": 2, "offload_optimizer": {"device": "cpu", "x": 1}}, "fp16": {}}',
+     ("stage", "offload_optimizer")),  # keys after the cursor, not those of a nested object or of the parent
+    ('{"zero_optimization": {"st|\n  "overlap_comm": true}}', ("overlap_comm",)),  # hjson: a newline separates
+    ('{"zero_optimization": {"stage": 2, |\n "reduce_scatter": true, "c": "a, \\"b\\": c"}}',
+     ("stage", "reduce_scatter", "c")),  # a string holding `, "b":` is no key
+    ('{"zero_optimization": {"sta|ge": 2, "x": 3}}', ("x",)),  # the key being retyped is offered
+])
+def test_completion_skips_the_keys_the_object_has_after_the_cursor_too(text, present):
+    offset = text.index("|")
+    ctx = context_at(text.replace("|", ""), offset)
+    assert (ctx.kind, sorted(ctx.present)) == ("key", sorted(present))

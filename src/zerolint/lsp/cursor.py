@@ -118,7 +118,7 @@ def context_at(text: str, offset: int) -> Context:
             j = j if j < end else -1
             word, quoted = (text[i:j] if j > 0 else text[i:end]).strip(), False
         if j < 0:  # the cursor is inside this word
-            return _at_word(stack, word, i, quoted)
+            return _at_word(stack, word, i, quoted, text)
         if stack:
             top = stack[-1]
             if top.is_object and top.state in ("key", "comma"):  # hjson: a newline separates members too
@@ -131,21 +131,59 @@ def context_at(text: str, offset: int) -> Context:
         return Context("none")
     top = stack[-1]
     if top.is_object and top.state in ("key", "comma"):
-        return Context("key", top.pointer, prefix="", start=end, present=tuple(top.keys))
+        return Context("key", top.pointer, prefix="", start=end, present=tuple(top.keys) + _keys_after(text, end))
     if top.is_object and top.state == "value":
         return Context("value", top.pointer, top.key, start=end)
     return Context("none")
 
 
-def _at_word(stack: list[_Frame], word: str, start: int, quoted: bool) -> Context:
+def _at_word(stack: list[_Frame], word: str, start: int, quoted: bool, text: str = "") -> Context:
     if not stack or not stack[-1].is_object:
         return Context("none")
     top = stack[-1]
     if top.state in ("key", "comma"):
-        return Context("key", top.pointer, prefix=word, start=start, quoted=quoted, present=tuple(top.keys))
+        after = _string_end(text, start, len(text)) if quoted else -1  # past the word's closing quote, if any
+        return Context("key", top.pointer, prefix=word, start=start, quoted=quoted,
+                       present=tuple(top.keys) + _keys_after(text, after if after > 0 else start + len(word) + quoted))
     if top.state == "value":
         return Context("value", top.pointer, top.key, prefix=word, start=start, quoted=quoted)
     return Context("none")
+
+
+def _keys_after(text: str, start: int, limit: int = 1 << 20) -> tuple[str, ...]:
+    """The keys of the object the cursor is in that come after it (a completion must not offer them again): the
+    rest of the member at the cursor is skipped, then each member's key is read, up to the object's closing brace
+    (strings and nested values skipped; at most `limit` characters are looked at)."""
+    keys: list[str] = []
+    depth, i, end = 0, start, min(len(text), start + limit)
+    expect_key = False
+    while i < end:
+        ch = text[i]
+        if ch in "\"'":
+            j = _string_end(text, i, end)
+            if j < 0:
+                break
+            if depth == 0 and expect_key:
+                k = j
+                while k < end and text[k] in " \t":
+                    k += 1
+                if k < end and text[k] == ":":
+                    keys.append(text[i + 1:j - 1])
+            expect_key = False
+            i = j
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and ch in ",\n":
+            expect_key = True
+        elif depth == 0 and ch not in " \t\r":
+            expect_key = False
+        i += 1
+    return tuple(keys)
 
 
 def member_at(doc: Document, offset: int) -> Member | None:
