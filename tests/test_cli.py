@@ -161,3 +161,35 @@ def test_shell_completion_as_the_readme_says(tmp_path):
     assert complete("zerolint check --color ", 3) == ["plain,auto", "plain,always", "plain,never"]
     r = run_cli(env={"_ZEROLINT_COMPLETE": "bash_source"})
     assert r.stdout.decode().startswith("_zerolint_completion() {")
+
+
+def test_config_takes_inline_settings_as_ruff_does(tmp_path):
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, '
+                                      '"gradient_accumulation_steps": 1}\n')
+    (tmp_path / ".zerolint.toml").write_text('world-size = 8\n')
+
+    def concise(*args: str) -> tuple[int, list[str]]:
+        r = run_cli("check", "--output-format", "concise", *args, "ds.json", cwd=tmp_path)
+        if r.returncode == 2:
+            return 2, r.stderr.decode().strip().splitlines()[-1:]
+        return r.returncode, [line for line in r.stdout.decode().splitlines() if ": " in line]
+
+    assert concise() == (0, [])  # the config file's world size: 32 == 4 * 1 * 8
+    code, lines = concise("--config", "world-size = 4")  # over the config file
+    assert code == 1 and lines[0].startswith("ds.json:1:2: error ZL402 with world size 4:")
+    assert concise("--config", "world-size=4", "--config", 'ignore = ["ZL402"]') == (0, [])
+    assert concise("--config", "world-size = 4", "--world-size", "8") == (0, [])  # the flag wins over --config
+    assert concise("--config", "wrld-size = 4") == (2, [
+        "Error: Invalid value for --config: --config 'wrld-size = 4': unknown key `wrld-size`; did you mean "
+        "`world-size`? (known keys: select, ignore, extend-select, extend-ignore, severity, per-file-ignores, target, "
+        "world-size, deepspeed-version, torch-version, fail-on, exclude, include, suppress)"])
+    assert concise("--config", 'baseline = "b.json"')[1] == [
+        "Error: Invalid value for --config: --config 'baseline = \"b.json\"': `baseline` names files relative to a "
+        "config file: set it in one"]
+    assert concise("--config", 'ignore = ["ZL9999"]')[1] == [
+        "Error: Invalid value for --config: --config 'ignore = [\"ZL9999\"]': `ignore`: unknown rule 'ZL9999'"]
+    (tmp_path / "other.toml").write_text("world-size = 4\n")
+    assert concise("--config", "other.toml")[0] == 1  # a file is still a config file
+    assert concise("--config", "other.toml", "--config", ".zerolint.toml")[1] == [
+        "Error: Invalid value for --config: one zerolint config file, not 2 (other.toml, .zerolint.toml); settings "
+        "go as --config 'KEY = VALUE'"]

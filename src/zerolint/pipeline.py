@@ -148,14 +148,16 @@ class Options(Frozen):
 model/detect.py); `include`: globs (relative to the working directory) of files that are DeepSpeed configs
 whatever their content, as the settings' `include`; `fail_on_skipped`: a candidate skipped as not a DeepSpeed
 config fails the run (exit 1); `uses`: check each config once per way the repository uses it (consumer and world
-size from its launch lines, YAMLs and training code: project/uses.py); `color`: True (colour on a terminal), False
+size from its launch lines, YAMLs and training code: project/uses.py); `settings`: (key, value) pairs of
+`--config KEY = VALUE`, validated (project/settings.inline_settings); `color`: True (colour on a terminal), False
 (never) or "always"; `show_info`: show info
     findings in the formats people read (report/output.py HIDES_INFO); `statistics`: a count per rule instead of the
     findings (text, concise); `exit_zero`: findings exit 0 (usage errors and unreadable files still 2); `fixer`:
     path -> (text -> FixResult): replaces fix_text (`upgrade`)."""
 
     _fields = ("files", "exclude", "target", "world_size", "deepspeed_version", "torch_version", "select", "ignore",
-               "severity", "fail_on", "limits", "caps", "isolated", "config_file", "baseline", "write_baseline",
+               "severity", "fail_on", "limits", "caps", "isolated", "config_file", "settings", "baseline",
+               "write_baseline",
                "training_args", "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color",
                "stdin_filename", "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include",
                "fail_on_skipped", "uses")
@@ -165,7 +167,8 @@ size from its launch lines, YAMLs and training code: project/uses.py); `color`: 
                  torch_version: str | None = None,
                  ignore: tuple[str, ...] = (), severity: tuple[tuple[str, str], ...] = (), fail_on: str | None = None,
                  limits: Limits | None = None, caps: tuple[int | None, int | None] = (None, None),
-                 isolated: bool = False, config_file: str | None = None, baseline: str | None = None,
+                 isolated: bool = False, config_file: str | None = None,
+                 settings: tuple[tuple[str, Any], ...] = (), baseline: str | None = None,
                  write_baseline: str | None = None, training_args: Any = None,
                  memory: tuple[tuple[str, Any], ...] = (), fix: str = "none", unsafe: bool = False,
                  prefer: tuple[str, ...] = (), formats: tuple[str, ...] = (), outputs: tuple[str, ...] = (),
@@ -187,6 +190,7 @@ size from its launch lines, YAMLs and training code: project/uses.py); `color`: 
         self._set("caps", caps)
         self._set("isolated", isolated)
         self._set("config_file", config_file)
+        self._set("settings", tuple(settings))
         self._set("baseline", baseline)
         self._set("write_baseline", write_baseline)
         self._set("training_args", training_args)
@@ -286,7 +290,8 @@ class Pipeline:
                                 "target": o.target, "world-size": o.world_size,
                                 "deepspeed-version": o.deepspeed_version, "torch-version": o.torch_version,
                                 "fail-on": o.fail_on,
-                                "baseline": o.baseline}, config_path=o.config_file, isolated=o.isolated)
+                                "baseline": o.baseline}, config_path=o.config_file, isolated=o.isolated,
+                               inline=dict(o.settings))
         from .rules.ruleset import RuleSet
 
         self.builtin = RuleSet.builtin()

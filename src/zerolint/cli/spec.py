@@ -105,9 +105,10 @@ CHECK_OPTIONS = (
              "code still include every finding."),
     Opt(("--max-findings",), "max_findings", "int", low=0, metavar="N",
         help="Show at most N findings in the whole report (0: no limit) [default: 10000]."),
-    Opt(("--config",), "config_file", "path",
+    Opt(("--config",), "config_file", "path", multiple=True, metavar="FILE|KEY=VALUE",
         help="Use this zerolint config (.zerolint.toml or pyproject.toml) for every file instead of the nearest one "
-             "above each file."),
+             "above each file; or, as `KEY = VALUE` (TOML, repeatable), one setting of [tool.zerolint] over the "
+             "config files, e.g. --config 'world-size = 8' --config 'ignore = [\"ZL705\"]'."),
     Opt(("--isolated",), "isolated", "flag",
         help="Ignore every zerolint config file in the tree (.zerolint.toml, [tool.zerolint], the default "
              "baseline): for untrusted checkouts such as pull requests. --config and --baseline still apply."),
@@ -216,6 +217,7 @@ def build_options(files: tuple[str, ...], kw: dict):
             except ValueError as e:
                 raise OptionError(str(e), flag) from None
     overrides = parse_severity_overrides(kw["severity_overrides"])
+    config_file, settings = _configs(kw["config_file"])
     memory = _memory_settings(kw["params"], kw["model_config"], kw["gpu_memory"], kw["host_memory"],
                               kw["gpus_per_node"])
     fix = "diff" if kw["diff"] else "fix-only" if kw["fix_only"] else "fix" if kw["fix"] else "none"
@@ -227,7 +229,8 @@ def build_options(files: tuple[str, ...], kw: dict):
         deepspeed_version=kw["deepspeed_version"], torch_version=kw["torch_version"],
         select=tuple(split_codes(kw["select"])),
         ignore=tuple(split_codes(kw["ignore"])), severity=tuple(overrides.items()), fail_on=kw["fail_on"],
-        limits=limits, caps=caps, isolated=kw["isolated"], config_file=kw["config_file"], baseline=kw["baseline"],
+        limits=limits, caps=caps, isolated=kw["isolated"], config_file=config_file, settings=settings,
+        baseline=kw["baseline"],
         write_baseline=kw["write_baseline"], memory=memory, fix=fix, unsafe=kw["unsafe_fixes"],
         prefer=tuple(kw["prefer"]), formats=tuple(kw["formats"]), outputs=tuple(kw["outputs"]), quiet=kw["quiet"],
         color=_color(kw["color_when"], kw["no_color"]), stdin_filename=kw["stdin_filename"],
@@ -235,6 +238,26 @@ def build_options(files: tuple[str, ...], kw: dict):
         show_info=kw["show_info"], statistics=kw["statistics"], exit_zero=kw["exit_zero"],
         include=tuple(kw["include"]), fail_on_skipped=kw["fail_on_skipped"],
         uses=not kw["no_uses"])
+
+
+def _configs(values) -> tuple[str | None, tuple]:
+    """--config: (the one config file, the inline settings as (key, value) pairs). A value holding `=` that names no
+    file is a setting (ruff's form); more than one file is an error."""
+    values = [values] if isinstance(values, str) else list(values or ())
+    inline = [v for v in values if "=" in v and not os.path.exists(v)]
+    files = [v for v in values if v not in inline]
+    if len(files) > 1:
+        raise OptionError(f"one zerolint config file, not {len(files)} ({', '.join(files)}); settings go as "
+                          "--config 'KEY = VALUE'", "--config")
+    settings: tuple = ()
+    if inline:
+        from ..project.settings import ConfigError, inline_settings
+
+        try:
+            settings = tuple(inline_settings(inline).items())
+        except ConfigError as e:
+            raise OptionError(str(e), "--config") from None
+    return (files[0] if files else None), settings
 
 
 def _color(when: str | None, no_color: bool) -> bool | str:

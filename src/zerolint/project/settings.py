@@ -319,6 +319,41 @@ def load_config(path: str) -> ConfigFile | None:
     return cfg
 
 
+# Keys an inline `--config KEY = VALUE` cannot set: they name files relative to a config file's directory.
+NOT_INLINE = ("extend-rules", "baseline")
+
+
+def inline_settings(texts: list[str]) -> dict[str, Any]:
+    """`--config 'world-size = 8'` (ruff's inline form): each text is TOML holding settings of [tool.zerolint],
+    validated as a config file's are; later texts win. Raises ConfigError."""
+    import tomllib
+
+    values: dict[str, Any] = {}
+    for text in texts:
+        where = f"--config {text!r}"
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{where}: not a TOML `key = value` ({e}); a file path that does not exist also "
+                              "lands here") from None
+        for key, value in table.items():
+            if key not in VALIDATORS or key in NOT_INLINE:
+                from ..base.suggest import closest
+
+                known = [k for k in VALIDATORS if k not in NOT_INLINE]
+                hint = closest(key, known)
+                if key in NOT_INLINE:
+                    raise ConfigError(f"{where}: `{key}` names files relative to a config file: set it in one")
+                raise ConfigError(f"{where}: unknown key `{key}`" + (f"; did you mean `{hint}`?" if hint else "")
+                                  + f" (known keys: {', '.join(known)})")
+            values[key] = VALIDATORS[key](where, key, value)
+            if key in ("select", "ignore", "extend-select", "extend-ignore"):
+                check_codes(values[key], f"{where}: `{key}`")
+            elif key == "severity":
+                check_codes(list(values[key]), f"{where}: `severity`")
+    return values
+
+
 class Finder:
     """Finds (and caches) the configuration that applies to a directory."""
 
@@ -457,9 +492,10 @@ class Project:
     """Resolves settings per checked file: defaults < nearest config file < command line."""
 
     def __init__(self, cli: dict[str, Any] | None = None, config_path: str | None = None,
-                 isolated: bool = False) -> None:
-        self.cli = {k: v for k, v in (cli or {}).items()
-                    if v is not None and not (isinstance(v, (tuple, list, dict)) and not v)}
+                 isolated: bool = False, inline: dict[str, Any] | None = None) -> None:
+        given = {k: v for k, v in (cli or {}).items()
+                 if v is not None and not (isinstance(v, (tuple, list, dict)) and not v)}
+        self.cli = {**(inline or {}), **given}  # `--config KEY = VALUE` over the files, the other flags over it
         unknown = set(self.cli) - set(DEFAULTS)
         if unknown:  # pragma: no cover - a programming error
             raise ValueError(f"unknown settings {sorted(unknown)}")
