@@ -350,3 +350,25 @@ def test_fail_on_skipped_fails_the_job_and_configs_names_files(pull_request, tmp
     r = runner.run("run")
     assert (runner.outputs["run"]["exit-code"], runner.outputs["run"]["skipped"]) == ("1", "0"), r.stdout
     assert "::error file=configs/notes.json,line=1,col=48,endLine=1,endColumn=51,title=ZL104 wrong-type::" in r.stdout
+
+
+def test_args_reach_zerolint_split_as_words_and_never_expanded(pull_request, tmp_path):
+    """`args`: more check options, split by shlex (a quoted value stays one word; `$HOME` and `*` stay text)."""
+    runner = Runner(pull_request, tmp_path, {"files": "legacy/*.json", "target": "hf",
+                                             "args": "--ignore ZL002 --config 'world-size = 8' --select '$HOME*'"})
+    assert runner.run("install").returncode == 0
+    assert runner.run("files").returncode == 0
+    r = runner.run("run")
+    # --select '$HOME*' reached zerolint as the text it is: an unknown rule, a usage error (exit 2)
+    assert runner.outputs["run"]["exit-code"] == "2", r.stdout + r.stderr
+    assert "'$HOME*'" in r.stdout + r.stderr
+    runner = Runner(pull_request, tmp_path, {"files": "legacy/*.json", "target": "hf",
+                                             "args": "--ignore ZL002,ZL101 --config 'world-size = 8'"})
+    assert runner.run("install").returncode == 0 and runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert "ZL002" not in r.stdout and "::error file=legacy" not in r.stdout, r.stdout
+    runner = Runner(pull_request, tmp_path, {"files": "legacy/*.json", "args": "--ignore 'ZL002"})
+    assert runner.run("install").returncode == 0 and runner.run("files").returncode == 0
+    r = runner.run("run")
+    assert runner.outputs["run"]["exit-code"] == "2"
+    assert "::error title=zerolint::args does not split into words (an unclosed quote?)" in r.stdout
