@@ -193,3 +193,17 @@ def test_config_takes_inline_settings_as_ruff_does(tmp_path):
     assert concise("--config", "other.toml", "--config", ".zerolint.toml")[1] == [
         "Error: Invalid value for --config: one zerolint config file, not 2 (other.toml, .zerolint.toml); settings "
         "go as --config 'KEY = VALUE'"]
+
+
+def test_a_missing_extra_says_how_to_install_it_both_ways():
+    """zerolint is not on PyPI yet: the message names the index form and the one that works today."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.modules['pygls'] = None  # not installed\nfrom zerolint.cli import main\n"
+            "main(['server'])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith(
+        "install it with pip install 'zerolint[lsp]' (from PyPI, once published), or today pip install "
+        "'zerolint[lsp] @ git+https://github.com/zerolint/zerolint' (from a clone: pip install '.[lsp]')")

@@ -86,3 +86,33 @@ def test_sdist_carries_its_tests_and_license(tmp_path):
     assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "action.yml", ".pre-commit-hooks.yaml"} <= names
     assert "License-Expression: Apache-2.0" in pkg_info and "License-File: LICENSE" in pkg_info
     assert not any("__pycache__" in n for n in names)
+
+
+def test_snippets_name_refs_that_exist():
+    """The README's and the docs' install lines, pre-commit `rev:` and `uses: zerolint/zerolint@REF` name `main`
+    or a tag the repository has (no release tag exists until the release workflow makes one)."""
+    import re
+
+    tags = set(subprocess.run(["git", "tag"], capture_output=True, text=True, cwd=ROOT).stdout.split())
+    files = [ROOT / "README.md", ROOT / ".pre-commit-hooks.yaml", *(ROOT / "docs").glob("*.md")]
+    found = []
+    for f in files:
+        text = f.read_text("utf-8")
+        found += [(f.name, ref) for ref in re.findall(r"(?:zerolint/zerolint@|github\.com/zerolint/zerolint@|rev: )"
+                                                      r"([\w.\-/]+)", text)]
+    assert found
+    bad = [(name, ref) for name, ref in found if ref != "main" and ref not in tags]
+    assert not bad, f"refs that do not exist: {bad}"
+
+
+def test_the_release_workflow_builds_checks_and_publishes_with_trusted_publishing():
+    import yaml
+
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text("utf-8"))
+    assert flow[True]["push"]["tags"] == ["v*"]  # (YAML 1.1 reads `on` as true)
+    build, publish = flow["jobs"]["build"], flow["jobs"]["publish"]
+    run = "\n".join(step.get("run", "") for step in build["steps"])
+    assert "python -m build" in run and "twine check --strict" in run and "$GITHUB_REF_NAME" in run
+    assert publish["needs"] == "build" and publish["permissions"] == {"id-token": "write"}
+    assert publish["steps"][-1]["uses"] == "pypa/gh-action-pypi-publish@release/v1"
+    assert "password" not in str(publish)  # no stored token

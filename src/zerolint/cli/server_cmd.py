@@ -33,7 +33,9 @@ def server(stdio, target, deepspeed_version, isolated, debounce_ms) -> None:
     try:
         from ..lsp.server import serve
     except ImportError as e:
+        from ..base.version import install_hint
+
         click.echo(f"zerolint: error: the language server needs pygls ({e}); install it with "
-                   "pip install 'zerolint[lsp]'", err=True)
+                   f"{install_hint('lsp')}", err=True)
         sys.exit(EXIT_USAGE)
     serve(target=target, deepspeed_version=deepspeed_version, isolated=isolated, debounce=debounce_ms / 1000)

@@ -115,8 +115,10 @@ def _plan_of(data: dict, target: str, opts: VerifyOptions, accelerator: str, tmp
     plan = build_plan(data, target=target, world_size=opts.ranks, steps=opts.steps, precision=opts.precision,
                       model=model, tmpdir=tmpdir, client_optimizer=opts.client_optimizer, training_args=args)
     if target in ("hf", "accelerate"):
-        why = "--hf replay" if opts.hf == "replay" else "transformers/accelerate are not installed: pip install " \
-                                                        "'zerolint[hf]' to run HF's own"
+        from ..base.version import install_hint
+
+        why = ("--hf replay" if opts.hf == "replay" else
+               f"transformers/accelerate are not installed: {install_hint('hf')} to run HF's own")
         plan.changes.insert(0, Change("", f'"auto" is filled by zerolint\'s replay of the HF fill ({why})'))
     return plan
 
@@ -304,7 +306,9 @@ def _fixed(text: str, path: str, opts: VerifyOptions, setup: FileSetup | None = 
 
 def _need_torch_and_deepspeed() -> None:
     if not (cache.package_version("torch") and cache.package_version("deepspeed")):
-        raise UsageError("zerolint verify needs torch and deepspeed: pip install 'zerolint[verify]' (on a CPU-only "
+        from ..base.version import install_hint
+
+        raise UsageError(f"zerolint verify needs torch and deepspeed: {install_hint('verify')} (on a CPU-only "
                          "machine install the CPU build of torch first)")
 
 
