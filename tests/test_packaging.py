@@ -83,7 +83,8 @@ def test_sdist_carries_its_tests_and_license(tmp_path):
     expected = _tracked("tests", "fixtures", "docs", "scripts", "benchmarks")
     assert len(expected) > 100
     assert sorted(expected - names) == []
-    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "action.yml", ".pre-commit-hooks.yaml"} <= names
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "action.yml", ".pre-commit-hooks.yaml",
+            ".github/workflows/release.yml"} <= names
     assert "License-Expression: Apache-2.0" in pkg_info and "License-File: LICENSE" in pkg_info
     assert not any("__pycache__" in n for n in names)
 

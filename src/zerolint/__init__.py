@@ -1,29 +1,33 @@
-"""zerolint: a linter and validator for DeepSpeed configuration files."""
+"""zerolint: a linter and validator for DeepSpeed configuration files.
+
+The API (zerolint/api.py) is loaded on first use, so that `import zerolint` stays cheap: `lint`, `lint_text`,
+`lint_path`, `check_or_raise`, and the errors, all subclasses of `ZerolintError`."""
 
 from .base.version import __version__
 
-__all__ = ["__version__", "lint", "check_or_raise", "DeepSpeedConfigError"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:  # what a type checker sees: the real signatures, not **kwargs
+    from .api import DeepSpeedConfigError, check_or_raise, lint, lint_path, lint_text
+    from .base.errors import ZerolintError
+    from .base.fsio import UnreadableFile
+    from .model.diagnostics import Diagnostic, Severity
+    from .model.trainer import TrainingArgsError
+    from .project.settings import ConfigError
+
+__all__ = ["__version__", "lint", "lint_text", "lint_path", "check_or_raise", "Diagnostic", "Severity",
+           "ZerolintError", "DeepSpeedConfigError", "UnreadableFile", "ConfigError", "TrainingArgsError"]
+
+_WHERE = {"lint": "api", "lint_text": "api", "lint_path": "api", "check_or_raise": "api",
+          "DeepSpeedConfigError": "api", "ZerolintError": "base.errors", "UnreadableFile": "base.fsio",
+          "ConfigError": "project.settings", "TrainingArgsError": "model.trainer", "Diagnostic": "model.diagnostics",
+          "Severity": "model.diagnostics"}
 
 
-def lint(config, **kwargs):
-    """Lint a DeepSpeed config (path, JSON text or dict); see `zerolint.api.lint`."""
-    from .api import lint as _lint
+def __getattr__(name: str):
+    if name in _WHERE:
+        from importlib import import_module
 
-    return _lint(config, **kwargs)
-
-
-def check_or_raise(training_args=None, config=None, **kwargs):
-    """Call before `Trainer(...)`: lint the DeepSpeed config the run will use (default: `training_args.deepspeed`)
-    against DeepSpeed, the HF Trainer and these TrainingArguments; raise `DeepSpeedConfigError` listing every error.
-    See `zerolint.hf.check_or_raise`."""
-    from .api import check_or_raise as _check
-
-    return _check(training_args, config, **kwargs)
-
-
-def __getattr__(name):
-    if name == "DeepSpeedConfigError":
-        from .api import DeepSpeedConfigError
-
-        return DeepSpeedConfigError
+        value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value  # once
+        return value
     raise AttributeError(f"module 'zerolint' has no attribute {name!r}")

@@ -21,6 +21,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 
+from .errors import ZerolintError
 from .record import Frozen, Record
 
 # Test hook: called with the temporary file's path after it is written and synced, before the rename.
@@ -367,7 +368,7 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_VALUES = 10_000
 
 
-class UnreadableFile(Exception):
+class UnreadableFile(ZerolintError):
     """A file that cannot be read at all (missing, a directory, no permission): exit code 2."""
 
 

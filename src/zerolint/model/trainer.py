@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable
 from functools import lru_cache
 
+from ..base.errors import ZerolintError
 from ..base.record import Frozen, Record
 from .versions import Version, installed_version, matches
 
@@ -215,7 +216,7 @@ def known_source(args: dict, pointer: str) -> str | None:
     return ", ".join(dict.fromkeys(known[field] for field in NEEDS[pointer]))
 
 
-class TrainingArgsError(ValueError):
+class TrainingArgsError(ZerolintError, ValueError):
     """A --training-args file or object that cannot be used."""
 
 

@@ -37,6 +37,7 @@ import sys
 from collections.abc import Callable
 from fnmatch import fnmatch
 
+from ..base.errors import ZerolintError
 from ..base.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
@@ -72,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
 RESOLVED = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "torch_version")
 
 
-class ConfigError(Exception):
+class ConfigError(ZerolintError):
     """A broken zerolint configuration: exit code 2 with this message."""
 
 
