@@ -101,5 +101,7 @@ def test_hooks_take_json_hjson_and_yaml_and_judge_them_by_content():
     for name in ("ds_config.json", "configs/ds_config_zero3.json", "a/b/zero2.json", "train.hjson",
                  "config.json", "accelerate/default_config.yaml", "deepspeed.yml"):
         assert pattern.search(name), name
-    for name in ("train.py", "README.md", "ds_config.json.bak", "notes.txt"):
+    for name in ("scripts/run.sh", "train.py", "job.slurm"):  # launchers: they bring the configs they use
+        assert pattern.search(name), name
+    for name in ("README.md", "ds_config.json.bak", "notes.txt"):
         assert not pattern.search(name), name
