@@ -482,16 +482,10 @@ class Pipeline:
         if not s.selection.enabled(rule):
             return []
         uses = self.uses_of(doc.path)
-        start = doc.root.start if doc.root is not None else 0
-        (line, col), (end_line, end_col) = doc.position(start), doc.position(start + 1)
         where = ", ".join(u.where for u in uses)
-        return [Diagnostic(
-            file=doc.path, code=rule.code, name=rule.name, severity=s.selection.severity_for(rule, None),
-            message=f"deepspeed.init_inference reads this config ({where}): an inference config "
-                    "(DeepSpeedInferenceConfig), which zerolint's training rules do not check",
-            pointer="", line=line, column=col, end_line=end_line, end_column=end_col,
-            help="nothing to do; check it with a real init_inference run", url=rule.url, start=start,
-            end=start + 1, uses=[u.to_json() for u in uses])]
+        return [_at_top(doc, s, rule, f"deepspeed.init_inference reads this config ({where}): an inference config "
+                                      "(DeepSpeedInferenceConfig), which zerolint's training rules do not check",
+                        "nothing to do; check it with a real init_inference run", uses)]
 
     def _overridden(self, doc: Document, s: FileSetup) -> list[Diagnostic]:
         """ZL091: where a --target or --world-size given to zerolint contradicts a use of the config."""
@@ -515,15 +509,11 @@ class Pipeline:
                     continue
                 shown = (f"{use.consumer[1]} hands this config to {CONSUMER_LABELS[consumer]} (target {theirs[what]})"
                          if what == "target" else f"{use.where} launches this config on {theirs[what]} GPUs")
-                start = doc.root.start if doc.root is not None else 0
-                (line, col), (end_line, end_col) = doc.position(start), doc.position(start + 1)
-                out.append(Diagnostic(
-                    file=doc.path, code=rule.code, name=rule.name, severity=s.selection.severity_for(rule, None),
-                    message=f"checked with {flags[what]} {value}, but {shown}: the setting wins, so the verdicts "
-                            "about that use are not the run's",
-                    pointer="", line=line, column=col, end_line=end_line, end_column=end_col,
-                    help=f"drop {flags[what].split(' ')[0]} to check each use as the repository runs it, or make "
-                         f"{use.source} agree", url=rule.url, start=start, end=start + 1, uses=[use.to_json()]))
+                out.append(_at_top(
+                    doc, s, rule, f"checked with {flags[what]} {value}, but {shown}: the setting wins, so the "
+                                  "verdicts about that use are not the run's",
+                    f"drop {flags[what].split(' ')[0]} to check each use as the repository runs it, or make "
+                    f"{use.source} agree", [use]))
         return out
 
     def lint_data(self, data: bytes, name: str) -> Result:
@@ -673,6 +663,15 @@ def _matching(path: str, patterns: tuple[str, ...]) -> str | None:
                 (p.startswith("**/") and fnmatch(rel, p[3:])):
             return pattern
     return None
+
+
+def _at_top(doc: Document, s: FileSetup, rule, message: str, help_: str, uses: list) -> Diagnostic:
+    """A finding of a code reported outside the rule engine (ZL091, ZL092), at the config's top-level object."""
+    start = doc.root.start if doc.root is not None else 0
+    (line, col), (end_line, end_col) = doc.position(start), doc.position(start + 1)
+    return Diagnostic(file=doc.path, code=rule.code, name=rule.name, severity=s.selection.severity_for(rule, None),
+                      message=message, pointer="", line=line, column=col, end_line=end_line, end_column=end_col,
+                      help=help_, url=rule.url, start=start, end=start + 1, uses=[u.to_json() for u in uses])
 
 
 def _launchers_apart(candidates: list, bring: bool) -> tuple[list, list]:

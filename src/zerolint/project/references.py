@@ -61,14 +61,8 @@ class Reference:
 
 def tree_root(path: str) -> str:
     """The repository a file is in: the nearest directory above it holding `.git`, else the working directory."""
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return os.getcwd()
-        d = parent
+    root = repository_root(path)
+    return root if root is not None else os.getcwd()
 
 
 def repository_root(path: str) -> str | None:
