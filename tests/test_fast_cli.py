@@ -73,7 +73,8 @@ VALUES = {"formats": "json", "outputs": "report.txt", "target": "hf", "world_siz
           "exclude": "*.yaml", "include": "c/*",
           "max_findings_per_file": "0", "max_findings": "7", "config_file": "ds.json", "baseline": "base.json",
           "write_baseline": "out.json", "training_args": "ta.json", "prefer": "bf16", "params": "7B",
-          "model_config": "model.json", "gpu_memory": "80GB", "host_memory": "1TB", "gpus_per_node": "8"}
+          "model_config": "model.json", "gpu_memory": "80GB", "host_memory": "1TB", "gpus_per_node": "8",
+          "color_when": "always"}
 
 HAND_PICKED = [
     ["ds.json"], ["-"], ["*.json"], ["configs"], ["ds.json", "configs", "-"], [],
