@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import fuzzcases as fc
@@ -285,19 +286,20 @@ def test_file_names_with_control_characters_are_escaped(tmp_path):
             assert fc.RAW_CONTROL.search(stream.decode("utf-8")) is None, (fmt, stream[:400])
 
 
-def test_rich_terminal_output_escapes_too():
-    """The coloured path (a terminal) prints the same escaped text through rich, with markup off."""
-    import io
-
+def test_coloured_terminal_output_escapes_too():
+    """The coloured path (a terminal) prints the same escaped text: the only escape sequences in it are its own
+    colours (report/text.py _SGR), never one from the file."""
     from zerolint.report.output import make_summary
-    from zerolint.report.text import print_rich
+    from zerolint.report.text import render, render_color
 
     data = json.dumps({"[bold red]x[/]" + HOSTILE["ansi"]: 1, "stage": HOSTILE["osc8"]}).encode()
     res = lint_bytes(data, "ds\x1b[0m.json")
-    buf = io.StringIO()
-    print_rich(res.diagnostics, {res.path: res.document}, make_summary(res.diagnostics, 1), stream=buf)
-    out = buf.getvalue()
-    assert "\x1b]8" not in out and "\x1b[2J" not in out and "[bold red]x[/]" in out
+    args = res.diagnostics, {res.path: res.document}, make_summary(res.diagnostics, 1)
+    out = render_color(*args)
+    assert "\x1b]8" not in out and "\x1b[2J" not in out and "\x1b[31m" not in out and "[bold red]x[/]" in out
+    ours = re.compile(r"\x1b\[(?:1|2|32|33|36|1;31|1;33|1;36)m|\x1b\[0m")
+    assert "\x1b" not in ours.sub("", out)
+    assert ours.sub("", out) == render(*args)
 
 
 def test_github_workflow_command_characters():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import SEED, run_cli
 from snapshot import assert_snapshot
@@ -146,6 +147,19 @@ def test_color_always_never_auto(tmp_path):
     for args in (("--color", "never"), ("--color", "auto"), ("--color", "always", "--no-color")):
         out = run_cli("check", *args, "ds.json", cwd=tmp_path, env={"FORCE_COLOR": ""}).stdout.decode()
         assert "\x1b[" not in out and "ds.json:7:5: error ZL101" in out
+    # the coloured report is the plain one with escape sequences around the styled parts, each reset before its
+    # line break (so that `less -R` and a terminal's scroll-back carry no colour into the next line)
+    plain = run_cli("check", "--color", "never", "ds.json", cwd=tmp_path).stdout.decode()
+    assert re.sub(r"\x1b\[[0-9;]*m", "", always) == plain
+    assert always.splitlines()[:4] == [
+        "ds.json:7:5: \x1b[1;31merror\x1b[0m \x1b[1mZL101\x1b[0m [misplaced-key] offload_optimizer belongs inside "
+        "zero_optimization; DeepSpeed ignores it at the top level: nothing is offloaded",
+        "\x1b[2m   |\x1b[0m",
+        '\x1b[2m 7 | \x1b[0m    "offload_optimizer": {"device": "cpu", "pin_memory": true}',
+        "\x1b[2m   | \x1b[0m\x1b[1;31m    ^^^^^^^^^^^^^^^^^^^\x1b[0m",
+    ]
+    assert always.splitlines()[-1].startswith("\x1b[1mFound ") and always.endswith("\x1b[0m\n")
+    assert all(not line.startswith("\x1b[0m") for line in always.splitlines())
     r = run_cli("check", "--color", "sometimes", "ds.json", cwd=tmp_path)
     assert r.returncode == 2
     assert "Invalid value for '--color': 'sometimes' is not one of 'auto', 'always', 'never'." in r.stderr.decode()

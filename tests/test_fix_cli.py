@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+import pytest
+
+from conftest import SEED, run_cli
 from snapshot import assert_snapshot
 
 # hjson-only syntax a DeepSpeed user really writes; parse rules only (--select ZL0) so that the snapshots do not
@@ -90,3 +92,21 @@ def test_diff_of_a_clean_file_is_empty(tmp_path):
     r = run_cli("check", "--diff", "ok.json", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b""
     assert b"Would fix 0 findings in 0 files" in r.stderr
+
+
+@pytest.mark.parametrize("flags", [(), ("--statistics",), ("--max-findings", "1"), ("--max-findings-per-file", "1"),
+                                   ("--show-info",), ("--quiet",), ("--format", "concise")])
+def test_fix_reports_through_checks_report_step(tmp_path, flags):
+    """`check --fix` (the zerolint-fix hook) prints what remains exactly as `check` prints it afterwards: the same
+    caps, info hiding, --statistics and formats, then its own "Fixed ..." line."""
+    for name in ("ds_fp16_bf16.json", "ds_offload_broken.json", "ds_offload_param_stage2.json", "ds_zero3_offload.json"):
+        (tmp_path / name).write_bytes((SEED / name).read_bytes())
+    fixed = run_cli("check", "--fix", *flags, ".", cwd=tmp_path)
+    after = run_cli("check", *flags, ".", cwd=tmp_path)
+    if "--format" in flags:  # a report other than text: the "Fixed ..." line goes to stderr, the report is whole
+        report, last = fixed.stdout.decode(), fixed.stderr.decode().splitlines()[-1]
+    else:
+        *lines, last = fixed.stdout.decode().splitlines(keepends=True)
+        report = "".join(lines)
+    assert report == after.stdout.decode()
+    assert last.startswith("Fixed 2 findings in 2 files (4 remaining).") and fixed.returncode == after.returncode == 1

@@ -21,16 +21,18 @@ LAZY = ("importlib.metadata", "importlib.resources", "difflib", "traceback", "to
         "deepspeed")
 
 
-def test_installed_deepspeed_matches_importlib_metadata():
+@pytest.mark.parametrize("dist", ["deepspeed", "torch", "transformers", "accelerate", "huggingface-hub",
+                                  "huggingface_hub", "PyYAML", "typing-extensions", "not-installed-anywhere"])
+def test_installed_version_matches_importlib_metadata(dist):
     from importlib import metadata
 
-    from zerolint.model.versions import installed_deepspeed
+    from zerolint.model.versions import installed_version
 
     try:
-        expected = metadata.version("deepspeed")
+        expected = metadata.version(dist)
     except metadata.PackageNotFoundError:
         expected = None
-    assert installed_deepspeed() == expected
+    assert installed_version(dist) == expected
 
 
 @pytest.mark.parametrize("name,version", [
@@ -57,11 +59,23 @@ def test_develop_egg_info_reads_pkg_info(tmp_path, monkeypatch):
     assert versions.installed_deepspeed() == "0.18.2"
 
 
-def test_check_imports_nothing_it_does_not_need(tmp_path):
+AUTO = ('{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", '
+        '"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}')
+
+
+@pytest.mark.parametrize("config,args", [
+    ("seed", ["--quiet"]),
+    ("seed", ["--color", "always"]),  # colour is plain escape sequences (report/text.py), not rich
+    ("auto", ["--quiet"]),  # "auto" asks for transformers' version: read from its metadata directory's name
+])
+def test_check_imports_nothing_it_does_not_need(tmp_path, config, args):
     cfg = tmp_path / "ds.json"  # a directory without a zerolint config (no TOML to parse)
-    cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
+    if config == "seed":
+        cfg.write_bytes((SEED / "ds_zero3_offload.json").read_bytes())
+    else:
+        cfg.write_text(AUTO)
     # --quiet, not -q: a short option makes click import difflib (its did-you-mean for the long-option lookup).
-    code = ("import sys\nfrom zerolint.cli import main\ntry:\n    main(['check', '--quiet', sys.argv[1]])\n"
+    code = (f"import sys\nfrom zerolint.cli import main\ntry:\n    main(['check', *{args!r}, sys.argv[1]])\n"
             "except SystemExit:\n    pass\nprint('\\n'.join(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout.split()

@@ -213,9 +213,10 @@ def test_accelerates_own_fill_against_the_static_claims(env):
     """`accelerate launch` of a loop of one's own (the real Accelerator, accelerator.prepare with DummyOptim) on
     corpus configs: each failure is at the key a static finding names, with the phase it claims (ZL534: the
     optimizer's betas, which only the HF Trainer fills; ZL502: a key nobody fills; ZL522: no zero_optimization),
-    and the config with no such finding passes."""
+    and the config with no such finding passes. No fp16 config: on a CPU without fp16 (AMD EPYC here) verify
+    skips it, so its verdict would depend on the machine."""
     names = ["QwenLM__Qwen__finetune__ds_config_zero2.json", "huggingface__transformers__tests__deepspeed__"
-             "ds_config_zero2_bf16.json", "deepspeedai__DeepSpeed__tests__unit__ds_batch_config.json",
+             "ds_config_zero2_bf16.json", "deepspeedai__DeepSpeedExamples__training__gan__gan_deepspeed_config.json",
              "hiyouga__LLaMA-Factory__examples__deepspeed__ds_z3_offload_config.json"]
     p = subprocess.run([sys.executable, "-m", "zerolint", "verify", *(str(CORPUS / n) for n in names), "--cpu",
                         "--target", "accelerate", "--jobs", "2", "--format", "json", "-q", "--no-cache",

@@ -11,7 +11,9 @@ import sys
 _ANSI = None
 
 
-def echo(message: str = "", nl: bool = True, err: bool = False) -> None:
+def echo(message: str = "", nl: bool = True, err: bool = False, color: bool = False) -> None:
+    """click.echo's contract: escape sequences are stripped when the stream is not a terminal, unless `color`
+    (--color always, FORCE_COLOR)."""
     file = sys.stderr if err else sys.stdout
     if file is None:  # no standard stream attached (pythonw)
         return
@@ -19,7 +21,7 @@ def echo(message: str = "", nl: bool = True, err: bool = False) -> None:
     if not out:
         file.flush()
         return
-    if "\033" in out and not _isatty(file):
+    if not color and "\033" in out and not _isatty(file):
         out = _strip_ansi(out)
     if _misconfigured(file):  # an ASCII stream (LANG=C on an old system, PYTHONIOENCODING=ascii): click writes UTF-8
         file.flush()

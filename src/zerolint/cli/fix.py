@@ -16,10 +16,11 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
     """Print the outcome of `pipeline.fix()`; returns the exit code. Raises ConfigError (a broken baseline)."""
     from ..base.escape import safe  # file names and fix descriptions carry text from the config
     from ..fix.engine import unified_diff
-    from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, default_formats, emit, render
+    from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, default_formats
 
     o = pipeline.options
     diff, fix_only = o.fix == "diff", o.fix == "fix-only"
+    failed_outputs: list[str] = []
     for f in run.fixes:
         if diff and f.result is not None and f.result.changed:
             echo(unified_diff(f.path, f.original, f.result.text), nl=False)
@@ -38,11 +39,9 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
         for d in remaining:  # no "All checks passed" line: the "Upgraded ..." line below counts what remains
             echo("".join(text for _, text in format_diagnostic(d, documents.get(d.file))))
     elif not diff and not fix_only:
-        if to_err:
-            for fmt in formats:
-                echo(render(fmt, remaining, pipeline.documents(run), summary, quiet=o.quiet), nl=False, err=True)
-        else:
-            emit(formats, o.outputs, remaining, pipeline.documents(run), summary, quiet=o.quiet, color=o.color)
+        from .report_step import report_findings
+
+        failed_outputs = report_findings(pipeline, run, remaining, summary, err=to_err)
     for f in run.fixes:
         for a in (f.result.failed if f.result is not None else []):
             d = a.diagnostic
@@ -64,9 +63,9 @@ def report_fixes(pipeline, run, verb: str = "Fixed", show_applied: bool = False)
         line += f" {choices} with alternatives: pick one with --prefer CHOICE."
     plain_text = not to_err and not o.outputs and formats == ("text",)
     echo(line, err=not plain_text)
-    for msg in [*run.refused, *run.unreadable]:
+    for msg in [*run.refused, *run.unreadable, *failed_outputs]:
         echo(f"zerolint: error: {safe(msg)}", err=True)
-    if run.unreadable or run.refused:
+    if run.unreadable or run.refused or failed_outputs:
         return EXIT_USAGE
     if diff:
         return EXIT_FINDINGS if run.any_diff else EXIT_OK

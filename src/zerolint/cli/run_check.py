@@ -9,7 +9,8 @@ import sys
 
 from ..base.console import echo
 from ..base.record import replace
-from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _exit, default_formats, emit_reports
+from ..report.output import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _exit
+from .report_step import report_findings
 from .spec import check_rule_codes
 
 
@@ -62,9 +63,7 @@ def run_check(options, show_settings: bool = False, training_args: str | None = 
         _fail(str(e))
     if options.unsafe:  # `--unsafe-fixes` alone: the unsafe fixes count as available to --fix --unsafe-fixes
         summary["fixable"], summary["unsafe_fixable"] = summary["fixable"] + summary["unsafe_fixable"], 0
-    failed_outputs = emit_reports(options.formats or default_formats(options.outputs), options.outputs, diagnostics,
-                                  pipeline.documents(run), summary, quiet=options.quiet, color=options.color,
-                                  caps=options.caps, show_info=pipeline.info_shown, statistics=options.statistics)
+    failed_outputs = report_findings(pipeline, run, diagnostics, summary)
 
     from ..base.escape import safe_line  # file names can hold terminal escapes and newlines too
 

@@ -67,27 +67,36 @@ def _matches(version: Version, spec: str) -> bool:
     return True
 
 
-# deepspeed-0.19.8.dist-info, deepspeed-0.14.0.egg-info, deepspeed-0.9.5-py3.10.egg (name normalized, any case)
-_DIST_DIR = re.compile(r"deepspeed-([0-9][^-]*?)(?:-py[0-9.]+(?:-[^.]+)?)?\.(?:dist-info|egg-info|egg)", re.I)
+# deepspeed-0.19.8.dist-info, deepspeed-0.14.0.egg-info, deepspeed-0.9.5-py3.10.egg: a name, its version, the kind
+_DIST_DIR = re.compile(r"([A-Za-z0-9][A-Za-z0-9._]*?)-([0-9][^-]*?)(?:-py[0-9.]+(?:-[^.]+)?)?"
+                       r"\.(?:dist-info|egg-info|egg)")
 
 
-def installed_deepspeed() -> str | None:
-    """The installed deepspeed's version (never imports deepspeed). Read from the name of its metadata directory,
+def _normal(name: str) -> str:
+    """A distribution name as its metadata directory spells it, compared case- and separator-blind (PEP 503)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def installed_version(dist: str) -> str | None:
+    """An installed distribution's version (the package is never imported: torch and transformers take seconds,
+    may initialise a GPU or run code), None when it is not installed. Read from the name of its metadata directory,
     the first one along sys.path, as importlib.metadata would find it, but without importing importlib.metadata
-    (email, zipfile, csv, ...: about 15 ms of every `zerolint check`). A `deepspeed.egg-info` without a version in
-    its name (a `setup.py develop` checkout) is read from its PKG-INFO."""
+    (email, zipfile, csv, ...: about 15 ms of every `zerolint check` of a config holding "auto", which asks for
+    transformers' version). A `NAME.egg-info` without a version in its name (a `setup.py develop` checkout) is read
+    from its PKG-INFO."""
+    want = _normal(dist)
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
         except OSError:  # a zip file, a missing directory
             continue
         for name in names:
-            if not name[:9].lower() == "deepspeed":
+            if not name[:len(want)].lower().replace("-", "_").replace(".", "_") == want:
                 continue
             m = _DIST_DIR.fullmatch(name)
-            if m:
-                return m.group(1).replace("_", "-")
-            if name.lower() == "deepspeed.egg-info":
+            if m and _normal(m.group(1)) == want:
+                return m.group(2).replace("_", "-")
+            if _normal(name) == want + "_egg_info":
                 try:
                     with open(os.path.join(entry or ".", name, "PKG-INFO"), encoding="utf-8") as f:
                         for line in f:
@@ -98,16 +107,9 @@ def installed_deepspeed() -> str | None:
     return None
 
 
-def installed_version(dist: str) -> str | None:
-    """An installed distribution's version from its package metadata, None when it is not installed. The package is
-    never imported (torch and transformers take seconds, may initialise a GPU or run code). importlib.metadata is
-    imported here, not at the top: a plain check never asks (installed_deepspeed reads the directory names)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
+def installed_deepspeed() -> str | None:
+    """The installed deepspeed's version (never imports deepspeed)."""
+    return installed_version("deepspeed")
 
 
 def package_version(settings, dist: str) -> str | None:

@@ -59,17 +59,6 @@ def default_formats(outputs) -> tuple[str, ...]:
     return ("github",) if os.environ.get("GITHUB_ACTIONS") == "true" and not outputs else ("text",)
 
 
-def emit(formats, outputs, diagnostics, documents, summary, quiet=False, color=True) -> None:
-    """`emit_reports`, then exit 2 with a message for each report that could not be written."""
-    errors = emit_reports(formats, outputs, diagnostics, documents, summary, quiet=quiet, color=color)
-    if errors:
-        from ..base.escape import safe_line
-
-        for msg in errors:
-            echo(f"zerolint: error: {safe_line(msg)}", err=True)
-        _exit(EXIT_USAGE)
-
-
 def pair_outputs(formats, outputs) -> dict[int, str]:
     """{index of a format: the --output file it goes to}: the last len(outputs) formats go to the files, in order;
     the others to stdout. More files than formats is a usage error (exit 2)."""
@@ -86,14 +75,16 @@ def pair_outputs(formats, outputs) -> dict[int, str]:
 
 def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False, color=True,
                  caps: tuple[int | None, int | None] | None = None, show_info=True,
-                 statistics: bool = False) -> list[str]:
+                 statistics: bool = False, err: bool = False) -> list[str]:
     """Write each requested format: the last len(outputs) formats to the --output files, in order; the others to
     stdout. With the github format and $GITHUB_STEP_SUMMARY set, also append a Markdown summary there. Files come
     first, each written whole or not at all and never through a link (fsio.write_output), so that a closed stdout
     cannot cost the report file; returns the errors (a file not written, stdout closed) for an exit code 2.
     `caps`: the most findings shown per file and per report (report/cap.py; default 1,000 and 10,000).
     `show_info`: True, or a predicate on a diagnostic: which info findings the HIDES_INFO formats show.
-    `statistics`: text and concise print the count per rule instead of the findings."""
+    `statistics`: text and concise print the count per rule instead of the findings.
+    `err`: what would go to stdout goes to stderr (`check --diff` and a fixed stdin keep stdout for the diff / the
+    fixed text)."""
     from .cap import cap_findings
 
     every = cap_findings(diagnostics, summary, *(caps or ()))
@@ -133,14 +124,16 @@ def emit_reports(formats, outputs, diagnostics, documents, summary, quiet=False,
         for i, fmt in enumerate(formats):
             if i in files:
                 continue
-            colour, forced = (True, True) if color == "always" else use_color(not color)
+            stream = sys.stderr if err else sys.stdout
+            colour, forced = (True, True) if color == "always" else use_color(not color, stream)
             if fmt == "text" and colour and not statistics:
-                from .text import print_rich
+                from .text import render_color
 
                 shown_diagnostics, shown_summary = view(fmt)
-                print_rich(shown_diagnostics, documents, shown_summary, quiet=quiet, force=forced)
+                echo(render_color(shown_diagnostics, documents, shown_summary, quiet=quiet), nl=False, err=err,
+                     color=forced)
             else:
-                echo(render_one(fmt), nl=False)
+                echo(render_one(fmt), nl=False, err=err)
     except OSError as e:  # EPIPE (`| head` closed early), ENOSPC (> /dev/full), ...
         errors.append(_stdout_lost(e))
     return errors

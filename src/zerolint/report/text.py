@@ -151,21 +151,30 @@ def render(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document],
     return "".join(chunks)
 
 
-def print_rich(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
-               quiet: bool = False, stream=None, force: bool = False) -> None:
-    """The same text, coloured, for a terminal (`force`: FORCE_COLOR, coloured also into a pipe or file)."""
-    from rich.console import Console
-    from rich.text import Text
+# SGR codes of the styles format_diagnostic uses: colour with plain escape sequences, so that a coloured check costs
+# what a plain one does (rich and its dependencies cost a one-file check half its time again; docs/benchmarks.md).
+_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
-    console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True if force else None,
-                      no_color=False if force else None)  # (--color always wins over NO_COLOR)
+
+def _paint(style: str, text: str) -> str:
+    """`text` in `style` ("bold red", ...); the reset comes before a line break, so that `| less -R` and a
+    terminal's scroll-back never carry a colour into the next line."""
+    if not style or not text:
+        return text
+    body, nl = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+    if not body:
+        return text
+    return f"\x1b[{';'.join(_SGR[part] for part in style.split())}m{body}\x1b[0m{nl}"
+
+
+def render_color(diagnostics: Sequence[Diagnostic], documents: Mapping[str, Document], summary: dict,
+                 quiet: bool = False) -> str:
+    """The text report, coloured for a terminal: `render`'s text with escape sequences around the styled parts."""
+    chunks: list[str] = []
     if not quiet:
         for d in diagnostics:
-            t = Text()
-            for style, text in format_diagnostic(d, documents.get(d.file), color=True):
-                t.append(text, style=style or None)
-            console.print(t, end="")
-            console.print()
-    console.print(Text(summary_line(summary), style="bold"))
-    for line in note_lines(summary):
-        console.print(Text(line, style="yellow"))
+            chunks += [_paint(style, text) for style, text in format_diagnostic(d, documents.get(d.file), color=True)]
+            chunks.append("\n")
+    chunks.append(_paint("bold", summary_line(summary)) + "\n")
+    chunks += [_paint("yellow", line) + "\n" for line in note_lines(summary)]
+    return "".join(chunks)
