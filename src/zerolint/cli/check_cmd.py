@@ -20,6 +20,7 @@ def check(files, **kw) -> None:
     options = click_build_options(files or (".",), kw)  # no path: the working directory, as ruff does
     try:
         run_check(options, show_settings=kw["show_settings"], training_args=kw["training_args"],
-                  show_files=kw["show_files"], show_uses=kw["show_uses"])
+                  show_files=kw["show_files"], show_uses=kw["show_uses"],
+                  watch=kw["watch"])
     except OptionError as e:
         raise click.BadParameter(e.message, param_hint=e.hint) from None

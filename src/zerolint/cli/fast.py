@@ -115,7 +115,8 @@ def fast_check(args: list[str]) -> bool:
 
     try:
         run_check(options, show_settings=values["show_settings"], training_args=values["training_args"],
-                  show_files=values["show_files"], show_uses=values["show_uses"])
+                  show_files=values["show_files"], show_uses=values["show_uses"],
+                  watch=values["watch"])
     except OptionError:  # an unknown rule code, found before anything was printed
         return False
     return True

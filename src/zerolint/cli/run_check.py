@@ -15,7 +15,21 @@ from .spec import check_rule_codes
 
 
 def run_check(options, show_settings: bool = False, training_args: str | None = None,
-              show_files: bool = False, show_uses: bool = False) -> None:
+              show_files: bool = False, show_uses: bool = False, watch: bool = False) -> None:
+    if watch:
+        from .watch import watch as watch_loop
+
+        if "-" in options.files:
+            _fail("--watch cannot read stdin (`-`): name the files or directories to watch")
+        if show_settings or show_files or show_uses or options.write_baseline is not None:
+            _fail("--watch re-runs a check: it does not go with --show-settings, --show-files, --show-uses or "
+                  "--write-baseline")
+        watch_loop(lambda: _check_once(options, show_settings, training_args, show_files, show_uses), options.files,
+                   options.uses)
+    _check_once(options, show_settings, training_args, show_files, show_uses)
+
+
+def _check_once(options, show_settings: bool, training_args: str | None, show_files: bool, show_uses: bool) -> None:
     from ..pipeline import Pipeline
     from ..project.settings import ConfigError
 

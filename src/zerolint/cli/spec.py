@@ -78,6 +78,10 @@ CHECK_OPTIONS = (
     Opt(("--show-uses",), "show_uses", "flag",
         help="List each config with the launch lines, framework YAMLs and training code in its repository that use "
              "it, and what was read from each (file:line), then exit."),
+    Opt(("--watch",), "watch", "flag",
+        help="Check, then check again whenever a file it depends on changes (the files named, the configs, launch "
+             "scripts and training code under the directories named or the repository, zerolint settings files), "
+             "until Ctrl-C."),
     Opt(("--only-configs",), "only_configs", "flag",
         help="Judge the files named on the command line by content too, as those found in directories and by "
              "globs are: lint only DeepSpeed configs and Accelerate YAMLs that configure DeepSpeed (pre-commit, "
