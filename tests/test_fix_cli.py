@@ -98,7 +98,8 @@ def test_diff_of_a_clean_file_is_empty(tmp_path):
 def test_fix_reports_through_checks_report_step(tmp_path, flags):
     """`check --fix` (the zerolint-fix hook) prints what remains exactly as `check` prints it afterwards: the same
     caps, info hiding, --statistics and formats, then its own "Fixed ..." line."""
-    for name in ("ds_fp16_bf16.json", "ds_offload_broken.json", "ds_offload_param_stage2.json", "ds_zero3_offload.json"):
+    for name in ("ds_fp16_bf16.json", "ds_offload_broken.json", "ds_offload_param_stage2.json",
+                 "ds_zero3_offload.json"):
         (tmp_path / name).write_bytes((SEED / name).read_bytes())
     fixed = run_cli("check", "--fix", *flags, ".", cwd=tmp_path)
     after = run_cli("check", *flags, ".", cwd=tmp_path)
