@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +50,14 @@ def main() -> int:
     if any(len(i) != 2 for i in installs):
         ap.error("--zerolint takes NAME=PATH")
     python = str(Path(installs[0][1]).parent / "python")
-    files = {"plain": os.path.abspath(args.file), "color": os.path.abspath(args.file), "auto": str(AUTO)}
+    # Copies in a directory of their own, outside any repository: the check path itself, not a uses scan of
+    # whatever repository the benchmark runs from (docs/uses.md; benchmarks/uses_scale.py measures that).
+    work = tempfile.mkdtemp(prefix="zerolint-startup-")
+    copies = {}
+    for case, src in (("plain", args.file), ("auto", str(AUTO))):
+        os.makedirs(os.path.join(work, case))
+        copies[case] = shutil.copy(src, os.path.join(work, case, os.path.basename(src)))
+    files = {"plain": copies["plain"], "color": copies["plain"], "auto": copies["auto"]}
     flags = {"plain": [], "color": ["--color", "always"], "auto": []}
     commands: dict[str, tuple[list[str], str]] = {}
     for case in args.case or CASES:
@@ -72,6 +81,7 @@ def main() -> int:
         med = statistics.median(cpu[name])
         print(f"{name:<18} {med * 1000:9.1f} ms {min(cpu[name]) * 1000:6.1f} ms "
               f"{statistics.median(wall[name]) * 1000:9.1f} ms {med / base:12.2f}x")
+    shutil.rmtree(work, ignore_errors=True)
     print(f"{args.runs} interleaved runs each; load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 

@@ -410,6 +410,16 @@ def test_a_tree_scan_reads_only_text_files_of_the_kinds_it_knows(tmp_path):
     assert named_configs([str(root / "ds.json")]) == {}
 
 
+def test_hidden_directories_are_not_read_except_ci_workflows(tmp_path):
+    """A cache or tool directory (.cache with vendored sources, .idea, .venv-x) holds no use; a CI service's
+    directory holds launch lines."""
+    line = "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n"
+    root = tree(tmp_path, {"ds.json": "{}", ".cache/src/run.sh": line, ".idea/run.sh": line,
+                           ".github/workflows/train.yml": "jobs:\n  t:\n    steps:\n      - run: " + line})
+    assert [u.describe() for u in uses_of(str(root / "ds.json"), str(root), find_uses(str(root)))] == [
+        ".github/workflows/train.yml:4: deepspeed, 8 GPUs"]
+
+
 def test_host_lists_and_srun_give_the_world_size(tmp_path):
     root = tree(tmp_path, {
         "ds.json": "{}",

@@ -32,6 +32,10 @@ TEXT_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".
 TEXT_NAMES = ("Makefile", "makefile", "GNUmakefile", "Dockerfile", "Justfile", "justfile")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
                        "site-packages", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
+# Hidden directories are caches and tool state (.cache, .idea, .venv-py311, ...), never read, except those CI
+# services keep their workflows in, whose launch lines are uses.
+CI_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".azure-pipelines", ".ci", ".gitea",
+                     ".forgejo", ".woodpecker"})
 MAX_FILE_BYTES = 1 << 20
 MAX_FILES = 20_000
 MAX_TOTAL_BYTES = 64 << 20
@@ -123,7 +127,7 @@ def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tupl
     """The paths of the tree's text files in walk order (a directory's files by name, then each subdirectory by
     name, depth first), at most MAX_FILES of them: those `suffixes` and `names` say, and README files ending with
     one of `readmes`. No link is followed, to a directory or a file, so every path is inside the tree without a
-    realpath per file; /proc, /sys and /dev are never entered."""
+    realpath per file; /proc, /sys and /dev are never entered, nor hidden directories other than CI_DIRS."""
     out: list[str] = []
     stack = [root]
     while stack:
@@ -139,7 +143,8 @@ def tree_paths(root: str, suffixes: tuple[str, ...] = TEXT_SUFFIXES, names: tupl
                 if e.is_symlink():
                     continue
                 if e.is_dir(follow_symlinks=False):
-                    if e.name not in SKIP_DIRS and e.path not in NEVER_READ:
+                    if e.name not in SKIP_DIRS and e.path not in NEVER_READ and (
+                            e.name[0] != "." or e.name in CI_DIRS):
                         subdirs.append(e.path)
                 elif e.name.endswith(suffixes) or e.name in names or (
                         readmes and e.name[:6].upper() == "README" and e.name.endswith(readmes)):
