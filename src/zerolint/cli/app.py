@@ -153,6 +153,92 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
     sys.exit(code)
 
 
+@main.command("plan")
+@click.option("--model", "model_config", default=None, metavar="CONFIG.JSON",
+              help="A Hugging Face config.json (llama, mistral, qwen2, gpt2, gpt_neox, t5): exact parameters and "
+                   "shape. No weights, no download.")
+@click.option("--params", default=None, metavar="N", help="Model size without --model: 125M, 1.1B, 7B.")
+@click.option("--hidden", type=click.IntRange(min=1), default=None, help="Hidden size (without --model).")
+@click.option("--layers", type=click.IntRange(min=1), default=None, help="Number of layers (without --model).")
+@click.option("--vocab", type=click.IntRange(min=1), default=None, help="Vocabulary size (without --model).")
+@click.option("--gpu", "gpu_name", default=None, metavar="NAME",
+              help="A GPU preset for memory, throughput and links: h200, h100, a100-80gb, a100-40gb, l40s, l4, "
+                   "rtx4090, v100-32gb (the flags below override it).")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--gpu-memory", default=None, metavar="SIZE", help="Memory per GPU, e.g. 24GB, 80GB (GB = GiB).")
+@click.option("--host-memory", default=None, metavar="SIZE",
+              help="Host memory per node, e.g. 512GB [default: not limited; the plan says so].")
+@click.option("--nvme", default=None, metavar="SIZE", help="NVMe space per node: adds NVMe offload candidates.")
+@click.option("--gpu-tflops", type=click.FloatRange(min=0.1), default=None,
+              help="Dense 16-bit TFLOPS per GPU [default: the preset's, else 989 (H100)].")
+@click.option("--mfu", type=click.FloatRange(min=0.01, max=1.0), default=0.45, show_default=True,
+              help="The fraction of peak a large micro batch reaches.")
+@click.option("--intra-gbps", type=click.FloatRange(min=0.1), default=None, help="GB/s per GPU inside a node.")
+@click.option("--network-gbps", type=click.FloatRange(min=0.1), default=None, help="GB/s per GPU between nodes.")
+@click.option("--pcie-gbps", type=click.FloatRange(min=0.1), default=None, help="Host <-> GPU GB/s per GPU.")
+@click.option("--global-batch", type=click.IntRange(min=1), default=None,
+              help="Sequences per optimizer step, all GPUs together: the plan splits it into micro batch x "
+                   "accumulation.")
+@click.option("--micro-batch", type=click.IntRange(min=1), default=None, help="A fixed micro batch per GPU.")
+@click.option("--seq-len", type=click.IntRange(min=1), default=2048, show_default=True)
+@click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32"]), default="bf16", show_default=True)
+@click.option("--lora-rank", type=click.IntRange(min=1), default=None,
+              help="Adapter training: rank-r adapters on every attention and MLP projection, the base frozen.")
+@click.option("--checkpointing", type=click.Choice(["allowed", "never", "always"]), default="allowed",
+              show_default=True, help="Activation checkpointing: a candidate, never, or always on.")
+@click.option("--target", type=click.Choice(["deepspeed", "hf", "accelerate"]), default="deepspeed",
+              show_default=True, help="Who reads the written config.")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=1e-5, show_default=True,
+              help="The learning rate written where the consumer does not fill it (--target deepspeed).")
+@click.option("--from", "start_from", default=None, metavar="DS.JSON",
+              help="Start from this config: does it fit, and the smallest change that makes it fit.")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="Candidates shown.")
+@click.option("--write", default=None, metavar="FILE", help="Write the pick as a config for --target, then check it.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_node, nodes, gpu_memory, host_memory,
+             nvme, gpu_tflops, mfu, intra_gbps, network_gbps, pcie_gbps, global_batch, micro_batch, seq_len,
+             precision, lora_rank, checkpointing, target, lr, start_from, top, write, fmt) -> None:
+    """The fastest config that fits a model on given GPUs: candidates estimated and ranked by a step-time model."""
+    from ..estimate.memory import parse_bytes
+    from ..estimate.modelspec import ModelSpecError, resolve
+    from ..plan.hardware import Hardware, preset
+    from ..plan.job import Job, PlanError
+    from ..plan.run import fail, run
+
+    if params is None and model_config is None:
+        raise click.UsageError("give the model: --model config.json or --params 7B")
+    try:
+        model = resolve(params=params, model=model_config, hidden=hidden, layers=layers, vocab=vocab)
+    except ModelSpecError as e:
+        raise click.BadParameter(str(e), param_hint="--model" if model_config else "--params") from None
+    hw: dict = {}
+    if gpu_name is not None:
+        try:
+            hw.update(preset(gpu_name))
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--gpu") from None
+    for name, value in (("gpu_memory", gpu_memory), ("host_memory", host_memory), ("nvme", nvme)):
+        if value is not None:
+            try:
+                hw[name] = parse_bytes(value)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint="--" + name.replace("_", "-")) from None
+    if "gpu_memory" not in hw:
+        raise click.UsageError("give the GPU: --gpu h100 (a preset) or --gpu-memory 80GB")
+    for name, value in (("tflops", gpu_tflops), ("intra_gbps", intra_gbps), ("network_gbps", network_gbps),
+                        ("pcie_gbps", pcie_gbps)):
+        if value is not None:
+            hw[name] = value
+    hardware = Hardware(gpus_per_node=gpus_per_node, nodes=nodes, mfu=mfu, **hw)
+    job = Job(model=model, seq_len=seq_len, global_batch=global_batch, micro_batch=micro_batch, precision=precision,
+              lora_rank=lora_rank, checkpointing=checkpointing, target=target, lr=lr)
+    try:
+        sys.exit(run(job, hardware, top=top, fmt=fmt, write=write, start_from=start_from))
+    except PlanError as e:
+        fail(str(e))
+
+
 @main.command("verify")
 @click.argument("configs", metavar="CONFIG...", nargs=-1, required=True)
 @click.option("--gpus", "--ranks", "gpus", type=click.IntRange(min=1), default=1, show_default=True,

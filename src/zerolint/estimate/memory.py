@@ -1183,9 +1183,12 @@ def _peak_of(comps: list[Component], where: str) -> int:
 
 def estimate_plan(plan: Plan, model: ModelSpec, cluster: Cluster, workload: Workload | None = None,
                   gpu_memory: int | None = None, host_memory: int | None = None,
-                  zero_init: bool = False, config_path: str = "") -> Estimate:
+                  zero_init: bool = False, config_path: str = "", extra: tuple[Component, ...] = ()) -> Estimate:
+    """`extra`: rows the caller knows and the config does not say (zerolint plan: frozen adapter-run weights, the
+    hpZ secondary partition), counted before the margin as the others are."""
     workload = workload or Workload()
     comps, act_known, notes = build_components(plan, model, cluster, workload, zero_init, gpu_memory)
+    comps += list(extra)
     offload = (plan.stage >= 1 and plan.offload_optimizer != "none") or \
         (plan.stage == 3 and plan.offload_param != "none")
     largest = model.largest_tensor or model.largest_layer or model.params
