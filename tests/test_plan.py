@@ -94,7 +94,7 @@ def test_the_step_time_terms():
     t = step_time(Candidate(2, micro_batch=8, grad_accum=1), job, hw)
     assert [(x.name, x.overlapped) for x in t.terms] == [
         ("compute", False), ("gradient reduce-scatter", True), ("parameter all-gather", False)]
-    assert t.terms[0].formula == "131,072 tokens x 7.15e+09 FLOPs / (8 x 989 TFLOPS x 42%)"
+    assert t.terms[0].formula == "131,072 tokens x 7.15e+09 FLOPs / (8 x 989 TFLOPS x 30%)"
     assert t.seconds == pytest.approx(t.terms[0].seconds + t.terms[2].seconds)
     z3 = step_time(Candidate(3, micro_batch=8, grad_accum=1), job, hw)
     assert [x.name for x in z3.terms] == ["compute", "parameter all-gathers", "gradient reduce-scatter",

@@ -177,6 +177,9 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--intra-gbps", type=click.FloatRange(min=0.1), default=None, help="GB/s per GPU inside a node.")
 @click.option("--network-gbps", type=click.FloatRange(min=0.1), default=None, help="GB/s per GPU between nodes.")
 @click.option("--pcie-gbps", type=click.FloatRange(min=0.1), default=None, help="Host <-> GPU GB/s per GPU.")
+@click.option("--cpu-adam-rate", type=click.FloatRange(min=1e6), default=None, metavar="PARAMS_PER_S",
+              help="DeepSpeedCPUAdam parameters updated per second on one node [default: 4e9, a 2-socket server; "
+                   "2.1e9 was measured on a 16-core host].")
 @click.option("--global-batch", type=click.IntRange(min=1), default=None,
               help="Sequences per optimizer step, all GPUs together: the plan splits it into micro batch x "
                    "accumulation.")
@@ -197,8 +200,8 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--write", default=None, metavar="FILE", help="Write the pick as a config for --target, then check it.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_node, nodes, gpu_memory, host_memory,
-             nvme, gpu_tflops, mfu, intra_gbps, network_gbps, pcie_gbps, global_batch, micro_batch, seq_len,
-             precision, lora_rank, checkpointing, target, lr, start_from, top, write, fmt) -> None:
+             nvme, gpu_tflops, mfu, intra_gbps, network_gbps, pcie_gbps, cpu_adam_rate, global_batch, micro_batch,
+             seq_len, precision, lora_rank, checkpointing, target, lr, start_from, top, write, fmt) -> None:
     """The fastest config that fits a model on given GPUs: candidates estimated and ranked by a step-time model."""
     from ..estimate.memory import parse_bytes
     from ..estimate.modelspec import ModelSpecError, resolve
@@ -227,10 +230,11 @@ def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_nod
     if "gpu_memory" not in hw:
         raise click.UsageError("give the GPU: --gpu h100 (a preset) or --gpu-memory 80GB")
     for name, value in (("tflops", gpu_tflops), ("intra_gbps", intra_gbps), ("network_gbps", network_gbps),
-                        ("pcie_gbps", pcie_gbps)):
+                        ("pcie_gbps", pcie_gbps), ("cpu_adam_params_per_s", cpu_adam_rate)):
         if value is not None:
             hw[name] = value
     hardware = Hardware(gpus_per_node=gpus_per_node, nodes=nodes, mfu=mfu, **hw)
+    assert model is not None  # resolve() is None only without params and model_config (refused above)
     job = Job(model=model, seq_len=seq_len, global_batch=global_batch, micro_batch=micro_batch, precision=precision,
               lora_rank=lora_rank, checkpointing=checkpointing, target=target, lr=lr)
     try:

@@ -61,7 +61,8 @@ class Hardware:
 
     def assumptions(self) -> list[str]:
         out = [f"compute: {self.tflops:g} TFLOPS dense 16-bit per GPU at up to {self.mfu:.0%} of peak (a micro step "
-               "of 1,024 tokens per GPU reaches half of that)"]
+               "of 1,024 tokens per GPU reaches half of that, a model of hidden size h < 4,096 sqrt(h / 4,096) of "
+               "it)"]
         if self.world > 1:
             out.append(f"collectives: ring algorithms, {self.intra_gbps:g} GB/s per GPU inside a node"
                        + (f", {self.network_gbps:g} GB/s per GPU between nodes (the slower link bounds a ring that "
@@ -71,7 +72,7 @@ class Hardware:
         return out
 
 
-def preset(name: str) -> dict[str, float]:
+def preset(name: str) -> dict[str, float | str]:
     """The Hardware fields a preset sets; ValueError names the known presets."""
     key = name.strip().lower()
     if key not in PRESETS:

@@ -48,6 +48,7 @@ def start_candidate(path: str, job: Job, hw: Hardware) -> tuple[Candidate, Plan,
         micro = 1
     if job.global_batch is None:
         job = replace(job, global_batch=micro * (accum or 1) * hw.world, micro_batch=None)
+    assert job.global_batch is not None  # given, or set just above
     per_gpu = job.global_batch // hw.world
     if per_gpu % micro:
         raise PlanError(f"--from {path}: its micro batch {micro} does not divide the {per_gpu} sequences per GPU")

@@ -101,7 +101,7 @@ def score(c: Candidate, job: Job, hw: Hardware, as_written: Plan | None = None) 
 
 def plan(job: Job, hw: Hardware, start: Candidate | None = None, start_plan: Plan | None = None) -> Result:
     scored = [score(c, job, hw) for c in enumerate_candidates(job, hw)]
-    ranked = sorted((s for s in scored if s.fits), key=_rank_key)
+    ranked = _rank([s for s in scored if s.fits])
     rejected = sorted((s for s in scored if not s.fits), key=lambda s: (s.per_gpu_bytes, s.per_node_host_bytes))
     _explain(ranked, rejected, hw)
     result = Result(job, hw, ranked, rejected, considered=len(scored))
@@ -112,16 +112,20 @@ def plan(job: Job, hw: Hardware, start: Candidate | None = None, start_plan: Pla
     return result
 
 
-TIE = 0.005  # step times closer than 0.5 % are a tie: the simpler config wins, then the one with more headroom
+TIE = 0.005  # step times within 0.5 % of each other are a tie: the simpler config wins, then the one with more headroom
 
 
-def _rank_key(s: Scored) -> tuple:
-    c = s.candidate
-    settings = (c.offload_optimizer != "none") + (c.offload_param != "none") + c.checkpointing + c.small_buckets + \
-        c.hpz
-    import math
+def _settings(c: Candidate) -> int:
+    return (c.offload_optimizer != "none") + (c.offload_param != "none") + c.checkpointing + c.small_buckets + c.hpz
 
-    return (round(math.log(s.time.seconds) / math.log1p(TIE)), settings, s.per_gpu_bytes)
+
+def _rank(fits: list[Scored]) -> list[Scored]:
+    """Fastest first, in bands of TIE above the fastest; within a band, fewer settings, then less memory."""
+    if not fits:
+        return []
+    fastest = min(s.time.seconds for s in fits)
+    band = lambda s: int((s.time.seconds / fastest - 1) / TIE)  # noqa: E731
+    return sorted(fits, key=lambda s: (band(s), _settings(s.candidate), s.per_gpu_bytes))
 
 
 def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None:
@@ -129,8 +133,8 @@ def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None
     if ranked:
         best = ranked[0]
         for s in ranked[1:]:
-            if _rank_key(s)[0] == _rank_key(best)[0]:
-                more = _rank_key(s)[1] > _rank_key(best)[1]
+            if s.time.seconds <= best.time.seconds * (1 + TIE):
+                more = _settings(s.candidate) > _settings(best.candidate)
                 s.why = ("the same step time (within 0.5 %), " +
                          ("more settings than the pick" if more else "less memory headroom"))
                 continue

@@ -1,6 +1,6 @@
 """The step-time model `zerolint plan` ranks by: seconds per optimizer step, as named terms, each with its formula.
 
-    compute     tokens x FLOPs per token / (GPUs x peak x efficiency)
+    compute     tokens x FLOPs per token / (GPUs x peak x efficiency x sqrt(min(1, hidden / 4,096)))
                 FLOPs per token: 6 P + 6 layers x hidden x seq (attention scores), forward and backward (Kaplan et
                 al. 2020; Narayanan et al. 2021); adapter runs 4 P (no weight gradients of the frozen base);
                 checkpointing adds one forward (2 P + 2 layers x hidden x seq). Efficiency: the stated fraction of
@@ -13,7 +13,7 @@
                      all-gathered at the step;
                   3: parameters all-gathered twice per micro step (forward, backward; prefetched, overlapped) and
                      gradients reduce-scattered; hpZ moves the backward all-gather inside the node; the hooks that
-                     fetch and release each parameter tensor cost 20 us per tensor and pass, serial, on one GPU too.
+                     fetch and release each parameter tensor cost 300 us per tensor and pass, serial, on one GPU too.
                 Each collective also costs a launch latency per bucket (more with small buckets).
     offload     optimizer to CPU: gradients to the host (every micro step at stage 2-3, at the step at stage 1),
                 updated parameters back, and the CPU Adam update, serial at the step; parameters on the CPU:
@@ -34,7 +34,14 @@ from .job import Job
 
 LATENCY_S = {"intra": 30e-6, "network": 100e-6}  # per collective launch (NCCL ring, a bucket each)
 HALF_EFFICIENCY_TOKENS = 1024
-HOOK_S = 20e-6  # per parameter tensor and pass: ZeRO-3's fetch/release bookkeeping (partitioned_param_coordinator)
+# Per parameter tensor and pass: ZeRO-3's fetch/release bookkeeping (partitioned_param_coordinator); measured on one
+# H200 as the step time ZeRO-3 adds to ZeRO-0 over the tensors it manages: 130 us (GPT-2), 370 us (TinyLlama-1.1B),
+# 480 us (Qwen2-0.5B) per tensor and pass (docs/plan.md, "Measured").
+HOOK_S = 300e-6
+# The hidden size from which a GEMM-bound step reaches the stated fraction of peak; below it efficiency falls as
+# sqrt(hidden / FULL_WIDTH) (fitted on the same runs: GPT-2 and Qwen2-0.5B ran 2-3x slower than 6P at 45 %,
+# Llama-3.2-3B and Llama-3-8B at it).
+FULL_WIDTH = 4096
 DEFAULT_BUCKET = 500_000_000
 
 
@@ -84,7 +91,8 @@ def step_time(c: Candidate, job: Job, hw: Hardware) -> StepTime:
     if c.checkpointing:
         per_token += 2 * P + attn // 3
     micro_tokens = c.micro_batch * seq
-    eff = hw.mfu * micro_tokens / (micro_tokens + HALF_EFFICIENCY_TOKENS)
+    narrow = min(1.0, (s.hidden or FULL_WIDTH) / FULL_WIDTH) ** 0.5  # small GEMMs, more elementwise per FLOP
+    eff = hw.mfu * narrow * micro_tokens / (micro_tokens + HALF_EFFICIENCY_TOKENS)
     terms = [Term("compute", tokens * per_token / (N * hw.tflops * 1e12 * eff), False,
                   f"{tokens:,} tokens x {per_token:.3g} FLOPs / ({N} x {hw.tflops:g} TFLOPS x {eff:.0%})")]
     if N > 1:
