@@ -16,8 +16,14 @@ from ..model.document import Document
 
 _NAME = re.compile(r"(^ds[_-]|deepspeed|^zero[_-]?\d)", re.I)
 
+# The name hint holds for a config's own suffixes only: an editor may attach the server to JavaScript too (Emacs 28
+# opens .json in js-mode, so the recipe lists js-mode), and `ds_utils.js` is no config.
+_CONFIG_SUFFIXES = (".json", ".jsonc", ".json5", ".hjson")
+
+
 def named_like_config(path: str) -> bool:
-    return bool(_NAME.search(os.path.basename(path)))
+    name = os.path.basename(path)
+    return name.lower().endswith(_CONFIG_SUFFIXES) and bool(_NAME.search(name))
 
 
 def claims_yaml(text: str) -> bool:
