@@ -61,8 +61,9 @@ def _tracked(*folders: str) -> set[str]:
 
 
 def test_sdist_carries_its_tests_and_license(tmp_path):
-    """The sdist runs its own tests: every tracked file under tests/, fixtures/, docs/, scripts/ and benchmarks/ is
-    in it, with the LICENSE; setuptools builds it without a license-format warning."""
+    """The sdist runs its own tests: every tracked file under tests/, fixtures/, docs/, scripts/, benchmarks/,
+    playground/ and editors/ is in it (their node_modules never), with the LICENSE; setuptools builds it without a
+    license-format warning."""
     import tarfile
 
     if shutil.which("git") is None or not (ROOT / ".git").exists():
@@ -80,13 +81,13 @@ def test_sdist_carries_its_tests_and_license(tmp_path):
     with tarfile.open(sdist) as tar:
         names = {n[len(prefix):] for n in tar.getnames() if n.startswith(prefix)}
         pkg_info = tar.extractfile(prefix + "PKG-INFO").read().decode()
-    expected = _tracked("tests", "fixtures", "docs", "scripts", "benchmarks")
+    expected = _tracked("tests", "fixtures", "docs", "scripts", "benchmarks", "playground", "editors")
     assert len(expected) > 100
     assert sorted(expected - names) == []
     assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "action.yml", ".pre-commit-hooks.yaml",
             ".github/workflows/release.yml"} <= names
     assert "License-Expression: Apache-2.0" in pkg_info and "License-File: LICENSE" in pkg_info
-    assert not any("__pycache__" in n for n in names)
+    assert not any("__pycache__" in n or "node_modules" in n for n in names)
 
 
 def test_snippets_name_refs_that_exist():
