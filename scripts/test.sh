@@ -61,6 +61,7 @@ export DS_ACCELERATOR=${DS_ACCELERATOR:-cpu}
 # CLI, no import cycles) and ruff; either failing fails the run before pytest starts.
 lint-imports --no-cache
 ruff check src tests scripts benchmarks
+mypy src/zerolint  # the type checker ([tool.mypy] in pyproject.toml); failing, it too stops the run here
 
 # Property tests run the deterministic profile (tests/conftest.py); HYPOTHESIS_PROFILE=random for a longer run.
 export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci}

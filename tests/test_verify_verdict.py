@@ -140,3 +140,30 @@ def test_a_failure_at_a_key_verify_changed_is_not_the_configs(tmp_path):
     assert (d.code, d.pointer) == ("ZL993", "/flops_profiler/output_file")
     assert d.message.startswith("not verified: the run failed at /flops_profiler/output_file, which verify changed "
                                 "for safety (flops_profiler.output_file not honoured:")
+
+
+def test_the_coloured_report_is_the_plain_one_with_colours(tmp_path, capsys, monkeypatch):
+    """On a terminal verify prints through rich and report/text.py's colours: the same text as the plain report
+    once the escape sequences are dropped (it once imported a function report/text.py no longer has)."""
+    import re
+
+    from zerolint.model.document import parse
+    from zerolint.model.view import Settings, View
+    from zerolint.report.output import make_summary
+    from zerolint.verify.report import print_rich, render_text
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    text = json.dumps({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}, indent=2)
+    doc = parse(text, "ds.json")
+    plan = resolve.build_plan(json.loads(text), target="deepspeed", tmpdir=str(tmp_path))
+    record = {"status": "fail", "phase": "initialize", "error": {"type": "ValueError", "message": "boom",
+                                                                  "frames": []}}
+    rep = analyse(RunReport(label="original", path="ds.json", doc=doc, view=View(doc, Settings()), plan=plan,
+                            record=record, static=[]))
+    summary = make_summary(rep.diagnostics, 1)
+    print_rich([rep], None, {"ds.json": doc}, summary)
+    out = capsys.readouterr().out
+    assert "\x1b[" in out
+    plain = render_text([rep], None, {"ds.json": doc}, summary)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", out).split() == plain.split()

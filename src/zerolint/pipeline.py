@@ -27,11 +27,17 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CON
 if TYPE_CHECKING:
     from typing import Any
 
+    from .project.suppress import Suppressions
+
 
 class Result(Record):
     """One file's findings; `named_by`: the Accelerate YAML that names this DeepSpeed config, if any."""
 
     _fields = ("path", "document", "diagnostics", "named_by")
+    path: str
+    document: Document | None
+    diagnostics: list[Diagnostic]
+    named_by: str | None
 
     def __init__(self, path: str, document: Document | None, diagnostics: list[Diagnostic] | None = None,
                  named_by: str | None = None) -> None:
@@ -97,6 +103,7 @@ def lint_accelerate(path: str, settings, selection, limits, rules=None) -> list:
         report(ACCELERATE_YAML_INVALID, problem_span, problem + claim,
                "fix the YAML, or regenerate it with `accelerate config`")
         return [result()]
+    assert cfg is not None  # read_accelerate_yaml returns no config only with a problem
     ds = cfg.deepspeed
     name = ds.get("deepspeed_config_file")
     if not isinstance(name, str) or not name or name == "none":
@@ -161,6 +168,41 @@ size from its launch lines, YAMLs and training code: project/uses.py); `settings
                "training_args", "memory", "fix", "unsafe", "prefer", "formats", "outputs", "quiet", "color",
                "stdin_filename", "only_configs", "show_info", "statistics", "exit_zero", "fixer", "include",
                "fail_on_skipped", "uses")
+    files: tuple[str, ...]
+    exclude: tuple[str, ...]
+    target: str | None
+    world_size: int | None
+    deepspeed_version: str | None
+    torch_version: str | None
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    severity: tuple[tuple[str, str], ...]
+    fail_on: str | None
+    limits: Limits
+    caps: tuple[int | None, int | None]
+    isolated: bool
+    config_file: str | None
+    settings: tuple[tuple[str, Any], ...]
+    baseline: str | None
+    write_baseline: str | None
+    training_args: Any
+    memory: tuple[tuple[str, Any], ...]
+    fix: str
+    unsafe: bool
+    prefer: tuple[str, ...]
+    formats: tuple[str, ...]
+    outputs: tuple[str, ...]
+    quiet: bool
+    color: bool | str
+    stdin_filename: str | None
+    only_configs: bool
+    show_info: bool
+    statistics: bool
+    exit_zero: bool
+    fixer: Callable | None
+    include: tuple[str, ...]
+    fail_on_skipped: bool
+    uses: bool
 
     def __init__(self, files: tuple[str, ...] = (), exclude: tuple[str, ...] = (), target: str | None = None,
                  world_size: int | None = None, deepspeed_version: str | None = None, select: tuple[str, ...] = (),
@@ -222,6 +264,12 @@ class FileSetup(Record):
     `resolved`: project.settings.Resolved."""
 
     _fields = ("path", "resolved", "settings", "selection", "rules", "limits")
+    path: str
+    resolved: Any
+    settings: Settings
+    selection: Selection
+    rules: RuleSet
+    limits: Limits
 
     def __init__(self, path: str, resolved: Any, settings: Settings, selection: Selection, rules: RuleSet,
                  limits: Limits) -> None:
@@ -241,6 +289,15 @@ class Run(Record):
     modes only); `refused`: fixed text not written, and why; `stdin_out`: --fix on `-`: the text to print."""
 
     _fields = ("results", "unreadable", "excluded", "paths", "picks", "fixes", "refused", "any_diff", "stdin_out")
+    results: list[Result]
+    unreadable: list[str]
+    excluded: dict[str, int]
+    paths: list[str]
+    picks: list
+    fixes: list
+    refused: list[str]
+    any_diff: bool
+    stdin_out: bytes | None
 
     def __init__(self, results: list[Result] | None = None, unreadable: list[str] | None = None,
                  excluded: dict[str, int] | None = None, paths: list[str] | None = None, picks: list | None = None,
@@ -262,6 +319,10 @@ class FileFix(Record):
     written."""
 
     _fields = ("path", "result", "original", "note")
+    path: str
+    result: Any
+    original: str | None
+    note: str
 
     def __init__(self, path: str, result: Any = None, original: str | None = None, note: str = "") -> None:
         self.path = path
@@ -295,7 +356,7 @@ class Pipeline:
         from .rules.ruleset import RuleSet
 
         self.builtin = RuleSet.builtin()
-        self._suppressions = None
+        self._suppressions: Suppressions | None = None
         self._sources: tuple | None = None
         self._picked: dict = {}  # path -> model.detect.Pick: the bytes (and Document) read to judge a found file
 
@@ -337,6 +398,7 @@ class Pipeline:
         if pattern is not None:
             from .base.paths import display_path
 
+            assert res.config is not None  # included_by matches only the patterns of a config file
             return Pick(path, True, f"a DeepSpeed config by include {pattern} in {display_path(res.config.path)}")
         from .base.fsio import read_roots
         from .base.record import replace
@@ -507,7 +569,8 @@ class Pipeline:
             for what, value in given.items():
                 if value is None or theirs[what] is None or theirs[what] == value:
                     continue
-                shown = (f"{use.consumer[1]} hands this config to {CONSUMER_LABELS[consumer]} (target {theirs[what]})"
+                # theirs["target"] is set only when consumer is: the index below is never None
+                shown = (f"{use.consumer[1]} hands this config to {CONSUMER_LABELS[consumer]} (target {theirs[what]})"  # type: ignore[index]
                          if what == "target" else f"{use.where} launches this config on {theirs[what]} GPUs")
                 out.append(_at_top(
                     doc, s, rule, f"checked with {flags[what]} {value}, but {shown}: the setting wins, so the "

@@ -36,6 +36,10 @@ class Snapshot(Frozen):
     """What a file looked like when it was read."""
 
     _fields = ("path", "mtime_ns", "size", "sha256")
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
 
     def __init__(self, path: str, mtime_ns: int, size: int, sha256: str) -> None:
         self._set("path", path)
@@ -377,6 +381,10 @@ class Limits(Record):
     them per file); None: anywhere but /proc, /sys and /dev, which are never read."""
 
     _fields = ("max_bytes", "max_depth", "roots", "max_values")
+    max_bytes: int
+    max_depth: int
+    roots: tuple[str, ...] | None
+    max_values: int
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH,
                  roots: tuple[str, ...] | None = None, max_values: int = DEFAULT_MAX_VALUES) -> None:

@@ -40,6 +40,7 @@ def parse_check(args: list[str]) -> tuple[tuple[str, ...], dict] | None:
         opt = _BY_FLAG.get(name)
         if opt is None:  # --help, -h, an unknown or abbreviated option, `--`, a cluster: click's
             return None
+        value: str | bool | None  # _convert's: None where click might read it otherwise
         if opt.kind == "flag":
             if eq:
                 return None
@@ -53,7 +54,7 @@ def parse_check(args: list[str]) -> tuple[tuple[str, ...], dict] | None:
         else:
             value = args[i]
             i += 1
-        value = _convert(opt, value)
+        value = _convert(opt, value)  # type: ignore[arg-type]  # True only for a flag: returned as it is
         if value is None:
             return None
         if opt.multiple:
@@ -101,6 +102,7 @@ def fast_check(args: list[str]) -> bool:
     parsed = parse_check(args)
     if parsed is None or not _pairing_ok(parsed[1]):
         return False
+    files: tuple[str, ...] | list[str]
     files, values = parsed
     files = files or ["."]  # no path: the working directory, as ruff does
     try:

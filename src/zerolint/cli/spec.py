@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 TARGETS = ("auto", "deepspeed", "hf", "accelerate")
 FORMATS = ("text", "concise", "json", "sarif", "github", "gitlab", "rdjson", "junit")
 LEVELS = ("error", "warning", "info")
@@ -207,7 +211,7 @@ def is_baseline_file(path: str) -> bool:
         return False
 
 
-def build_options(files: tuple[str, ...], kw: dict):
+def build_options(files: Sequence[str], kw: dict):
     """pipeline.Options from the parsed options (a dict by Opt.dest): validated; a bad value raises OptionError."""
     from ..base.fsio import Limits
     from ..model.versions import Version

@@ -355,12 +355,12 @@ class Estimate:
     def verdict(self) -> str | None:
         """'fits' | 'tight' (within 10 % of a limit) | 'does-not-fit' | None (no limit given)."""
         checks = [(self.per_gpu_bytes, self.gpu_memory), (self.per_node_host_bytes, self.host_memory)]
-        checks = [(need, have) for need, have in checks if have is not None]
-        if not checks:
+        known = [(need, have) for need, have in checks if have is not None]
+        if not known:
             return None
-        if any(need > have for need, have in checks):
+        if any(need > have for need, have in known):
             return "does-not-fit"
-        if any(need > WARN_FRACTION * have for need, have in checks):
+        if any(need > WARN_FRACTION * have for need, have in known):
             return "tight"
         return "fits"
 
@@ -1230,7 +1230,7 @@ def suggestions(est: Estimate, limit: int = 6) -> list[Suggestion]:
         cand(f"ZeRO stage {s}", {"zero_optimization.stage": s}, np_)
     if p.offload_optimizer == "none":
         s = max(p.stage, 1)  # ZeRO-Offload runs at stages 1-3
-        ch = {"zero_optimization.offload_optimizer": {"device": "cpu", "pin_memory": True}}
+        ch: dict[str, Any] = {"zero_optimization.offload_optimizer": {"device": "cpu", "pin_memory": True}}
         if s != p.stage:
             ch = {"zero_optimization.stage": s, **ch}
         cand(f"offload the optimizer to CPU{'' if s == p.stage else f' (at stage {s})'}", ch,
@@ -1245,7 +1245,7 @@ def suggestions(est: Estimate, limit: int = 6) -> list[Suggestion]:
     small = 50_000_000
     if p.reduce_bucket_size > small or (p.overlap and p.stage < 3) or (
             p.stage == 3 and (p.max_live_parameters > 10 * small or p.max_reuse_distance > 10 * small)):
-        ch: dict[str, Any] = {"zero_optimization.reduce_bucket_size": min(p.reduce_bucket_size, small)}
+        ch = {"zero_optimization.reduce_bucket_size": min(p.reduce_bucket_size, small)}
         np_ = replace(p, reduce_bucket_size=min(p.reduce_bucket_size, small), assumptions=[])
         if p.stage < 3 and p.overlap:
             ch["zero_optimization.overlap_comm"] = False

@@ -213,9 +213,9 @@ def fix_text(text: str, path: str = "<string>", settings: Settings | None = None
     # Report each failure once, and only those still offered on the final text.
     still = {_key(d, f) for d in diags if (f := choose_fix(d, unsafe, prefer)) is not None
              and (protected is None or not protected(d))}
-    seen: set[tuple] = set()
+    seen: set[tuple] = set()  # seen.add(k) below is None: an idiom, on purpose (the checker flags its use)
     result.failed = [a for a in reversed(result.failed) if (k := _key(a.diagnostic, a.fix)) in still
-                     and not (k in seen or seen.add(k))][::-1]
+                     and not (k in seen or seen.add(k))][::-1]  # type: ignore[func-returns-value]
     return result
 
 

@@ -14,6 +14,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 PER_PAGE = 100
 MAX_PAGES = 30  # 3,000 items: GitHub's own cap for a pull request's files
 
@@ -58,7 +62,7 @@ class GitHubAPI:
     def __repr__(self) -> str:  # never the token
         return f"GitHubAPI({self.base!r})"
 
-    def request(self, method: str, path: str, payload: dict | None = None) -> object:
+    def request(self, method: str, path: str, payload: dict | None = None) -> Any:  # the parsed JSON body
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         req = urllib.request.Request(self.base + path, data=data, method=method, headers={
             "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",

@@ -22,6 +22,11 @@ from dataclasses import dataclass, field
 
 from ..base.escape import markdown_inert
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
 REVIEW_MARKER = "<!-- zerolint:review -->"
 COMMENT_MARKER = "<!-- zerolint:suggestion -->"
 _DIGEST = re.compile(r"<!-- zerolint:digest ([0-9a-f]{64}) -->")
@@ -82,7 +87,7 @@ def edit_lines(text: str, edits) -> frozenset[int]:
 
 
 def suggestions_for(path: str, before: str, after: str,
-                    fixes: list[tuple[frozenset[int] | None, str]] = ()) -> list[Suggestion]:
+                    fixes: Sequence[tuple[frozenset[int] | None, str]] = ()) -> list[Suggestion]:
     """The line changes from `before` to `after` as suggestions on `before`'s lines. An insertion is anchored on the
     line above it (or below, at the top of the file), since a suggestion replaces lines that exist. `fixes`: (the
     lines of `before` a fix touches, or None when unknown: then it may touch any; "ZLnnn: what it does") for each fix
@@ -102,7 +107,7 @@ def suggestions_for(path: str, before: str, after: str,
             spans[-1][1], spans[-1][3] = max(spans[-1][1], i2), max(spans[-1][3], j2)
         else:
             spans.append([i1, i2, j1, j2])
-    out = []
+    out: list[Suggestion] = []
     for i1, i2, j1, j2 in spans:
         text = "".join(line.rstrip("\r\n") + "\n" for line in b[j1:j2])[:-1]
         s = Suggestion(path, i1 + 1, i2, text, group=len(out))
@@ -225,9 +230,9 @@ def sync_review(api, pr: str, head_sha: str, comments: list[dict], body: str, au
     old_comments = [c for c in api.get_all(f"{pr}/comments") if _ours(c, COMMENT_MARKER, author)]
     live = [r for r in reviews if r.get("body") != SUPERSEDED]
     latest = live[-1] if live else None
-    done = {"created": None, "updated": [], "deleted": [], "unchanged": False}
-    if latest is not None and _DIGEST.search(latest.get("body") or "") and \
-            _DIGEST.search(latest["body"]).group(1) == value and \
+    done: dict[str, Any] = {"created": None, "updated": [], "deleted": [], "unchanged": False}
+    if latest is not None and (seen := _DIGEST.search(latest.get("body") or "")) and \
+            seen.group(1) == value and \
             sum(c.get("pull_request_review_id") == latest["id"] for c in old_comments) == len(comments):
         done["unchanged"] = True
         return done

@@ -62,7 +62,8 @@ def code_actions(diagnostics: list[Diagnostic], index: LineIndex, uri: str, want
                  ) -> list[types.CodeAction]:
     """One quick fix per fix of every diagnostic that touches `wanted`: the safe ones first (the one --fix would
     apply marked preferred), then the unsafe ones."""
-    safe, unsafe = [], []
+    safe: list[types.CodeAction] = []
+    unsafe: list[types.CodeAction] = []
     for d in diagnostics:
         where = lsp_range(index, d.start, d.end)
         if _before(where.end, wanted.start) or _before(wanted.end, where.start) or not d.fixes:

@@ -17,6 +17,13 @@ class Context(Record):
     "none". `prefix`: what is already typed of the word; `start`: its offset (the opening quote, when `quoted`)."""
 
     _fields = ("kind", "section", "key", "prefix", "start", "quoted", "present")
+    kind: str
+    section: str
+    key: str
+    prefix: str
+    start: int
+    quoted: bool
+    present: tuple[str, ...]
 
     def __init__(self, kind: str, section: str = "", key: str = "", prefix: str = "", start: int = 0,
                  quoted: bool = False, present: tuple[str, ...] = ()) -> None:

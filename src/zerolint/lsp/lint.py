@@ -26,6 +26,13 @@ class Outcome(Record):
     `diagnostics` is empty. `problem`: why it could not be linted (a broken zerolint settings file), else ""."""
 
     _fields = ("path", "text", "document", "diagnostics", "claimed", "setup", "problem")
+    path: str
+    text: str
+    document: Document | None
+    diagnostics: list[Diagnostic]
+    claimed: bool
+    setup: FileSetup | None
+    problem: str
 
     def __init__(self, path: str, text: str, document: Document | None, diagnostics: list[Diagnostic],
                  claimed: bool, setup: FileSetup | None = None, problem: str = "") -> None:
@@ -90,6 +97,7 @@ class DocumentLinter:
             # The editor's text, encoded as the file would be: offsets stay character offsets into `text`.
             result = lint_bytes(text.encode("utf-8", errors="replace"), path, s.settings, s.selection, s.limits,
                                 s.rules)
+            assert result.document is not None  # lint_bytes always parses one
             used = self.pipeline().as_used(result.document, s) if path != "-" else None
             if used is not None:  # checked as the repository's launch lines and code use it (docs/uses.md)
                 result = Result(path, result.document, used)

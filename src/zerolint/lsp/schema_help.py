@@ -134,6 +134,11 @@ class Item(Record):
     (the key's description), `deprecated`, `order` (the schema's order)."""
 
     _fields = ("label", "detail", "documentation", "deprecated", "order")
+    label: str
+    detail: str
+    documentation: str
+    deprecated: bool
+    order: int
 
     def __init__(self, label: str, detail: str = "", documentation: str = "", deprecated: bool = False,
                  order: int = 0) -> None:

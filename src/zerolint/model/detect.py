@@ -41,6 +41,11 @@ class Pick(Record):
     was read and parsed to judge it, handed to the lint of a picked file."""
 
     _fields = ("path", "picked", "why", "data", "document")
+    path: str
+    picked: bool
+    why: str
+    data: bytes | None
+    document: Document | None
 
     def __init__(self, path: str, picked: bool, why: str, data: bytes | None = None,
                  document: Document | None = None) -> None:

@@ -34,6 +34,9 @@ class Edit(Frozen):
     """Replace text[start:end] (character offsets into the original text) with `text`."""
 
     _fields = ("start", "end", "text")
+    start: int
+    end: int
+    text: str
 
     def __init__(self, start: int, end: int, text: str) -> None:
         self._set("start", start)
@@ -52,6 +55,11 @@ class Fix(Frozen):
     choice only when asked for it (`--prefer`) or when it is the rule's documented default."""
 
     _fields = ("description", "edits", "safe", "choice", "default")
+    description: str
+    edits: tuple[Edit, ...]
+    safe: bool
+    choice: str | None
+    default: bool
 
     def __init__(self, description: str, edits: tuple[Edit, ...], safe: bool = True, choice: str | None = None,
                  default: bool = False) -> None:
@@ -74,6 +82,12 @@ class Related(Frozen):
     """A secondary location, e.g. the first of two duplicate keys."""
 
     _fields = ("message", "line", "column", "end_line", "end_column", "pointer")
+    message: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    pointer: str
 
     def __init__(self, message: str, line: int, column: int, end_line: int, end_column: int,
                  pointer: str = "") -> None:
@@ -99,6 +113,15 @@ class Finding(Record):
     style issue). tests/differential holds "parse" claims to DeepSpeed's own parse."""
 
     _fields = ("pointer", "message", "help", "at", "span", "severity", "fixes", "related", "fails_at")
+    pointer: str
+    message: str
+    help: str | None
+    at: str
+    span: tuple[int, int] | None
+    severity: Severity | None
+    fixes: list[Fix]
+    related: list[tuple[str | tuple[int, int], str]]
+    fails_at: str | None
 
     def __init__(self, pointer: str, message: str, help: str | None = None, at: str = "key",
                  span: tuple[int, int] | None = None, severity: Severity | None = None,
@@ -129,6 +152,25 @@ class Diagnostic(Record):
     _fields = ("file", "code", "name", "severity", "message", "pointer", "line", "column", "end_line", "end_column",
                "help", "url", "fixes", "related", "start", "end", "fails_at", "uses")
     _extra = ("rule",)
+    file: str
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    pointer: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    help: str | None
+    url: str | None
+    fixes: list[Fix]
+    related: list[Related]
+    start: int
+    end: int
+    fails_at: str | None
+    uses: list[dict[str, Any]] | None
+    rule: Any  # _extra: not part of the value
 
     def __init__(self, file: str, code: str, name: str, severity: Severity, message: str, pointer: str, line: int,
                  column: int, end_line: int, end_column: int, help: str | None = None, url: str | None = None,

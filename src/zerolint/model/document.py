@@ -26,7 +26,12 @@ from ..base.record import Record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Generator
+    from typing import Any, TypeAlias
+
+    # What a container generator yields (Parser._run): (offset, pointer, depth, attach) of a child value; it is sent
+    # the child's node and returns its own node (object_members, None).
+    _Request: TypeAlias = tuple[int, str, int, Callable[["Node"], None]]
 
 POINTER_BUDGET = 64 * 1024 * 1024  # characters of JSON pointers (plus 16 per character of text), see _Parser.spend
 
@@ -142,6 +147,12 @@ class Note(Record):
     it concerns, e.g. the first occurrence of a duplicate key."""
 
     _fields = ("kind", "start", "end", "message", "pointer", "related")
+    kind: str
+    start: int
+    end: int
+    message: str
+    pointer: str
+    related: tuple[int, int] | None
 
     def __init__(self, kind: str, start: int, end: int, message: str, pointer: str = "",
                  related: tuple[int, int] | None = None) -> None:
@@ -157,6 +168,9 @@ class ReaderError(Record):
     """Where and why a real reader (json or hjson) gave up on the text."""
 
     _fields = ("reader", "message", "offset")
+    reader: str
+    message: str
+    offset: int
 
     def __init__(self, reader: str, message: str, offset: int) -> None:
         self.reader = reader
@@ -222,6 +236,7 @@ class Document:
 # ---------------------------------------------------------------------------------------------------------------
 # Scanner
 
+# _WS, _STRING_BODY, _KEY_GAP and _LINE_REST match the empty string: their .match() is never None.
 _WS = re.compile(r"[ \t\r\n]*")
 # Unrolled and possessive: `(?:[^"\\]|\\.)*` made re keep a backtracking entry per character (a 16 MiB string cost
 # 2 GB); these match the same text with no per-character state.
@@ -269,7 +284,7 @@ class _Parser:
     def skip(self, i: int) -> int:
         s = self.s
         while True:
-            i = _WS.match(s, i).end()
+            i = _WS.match(s, i).end()  # type: ignore[union-attr]
             if i >= self.n:
                 return i
             c = s[i]
@@ -346,20 +361,21 @@ class _Parser:
             return Node(STRING, i, end, ptr, value=text, raw=self.s[i:end])
         return self.scalar(i, ptr)
 
-    def _container(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
+    def _container(self, i: int, ptr: str, depth: int,
+                   attach: Callable[[Node], None]) -> Generator[_Request, Node, Node]:
         """The generator that parses the object or array at s[i]; `depth` is the one value() was given."""
         if self.s[i] == "{":
             return self.object(i, ptr, depth + 1, attach)
         return self.array(i, ptr, depth + 1, attach)
 
-    def _run(self, gen: Iterator) -> Any:
+    def _run(self, gen: Generator[_Request, Node, Node | None]) -> Any:
         """Drive container generators without recursion: an object or array yields (offset, pointer, depth, attach)
         for each child value and is sent back the child's node; a nested container goes on this explicit stack. So
         nesting is bounded by max_depth alone, never by Python's recursion limit."""
         stack, sent = [gen], None
         while True:
             try:
-                j, ptr, depth, attach = stack[-1].send(sent)
+                j, ptr, depth, attach = stack[-1].send(sent)  # type: ignore[arg-type]  # None: the first send
             except StopIteration as done:
                 stack.pop()
                 if not stack:
@@ -391,14 +407,14 @@ class _Parser:
             self.note("depth-limit", i, i + 1, f"nesting deeper than {self.max_depth} levels")
             raise _Stop()
 
-    def object(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
+    def object(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Generator[_Request, Node, Node]:
         self.check_depth(i, depth)
         node = Node(OBJECT, i, i + 1, ptr, members=[])
         attach(node)
         yield from self.object_members(node, i + 1, depth, braced=True)
         return node
 
-    def object_members(self, node: Node, i: int, depth: int, braced: bool) -> Iterator:
+    def object_members(self, node: Node, i: int, depth: int, braced: bool) -> Generator[_Request, Node, None]:
         """A generator (see _run): yields each member's value request, receives its node."""
         s = self.s
         seen: dict[str, Member] = {}
@@ -428,7 +444,7 @@ class _Parser:
                 self.note("unquoted-key", i, key_end, f"unquoted key {key!r}")
             mptr = jp.join(node.pointer, key)
             self.spend(mptr, key_start)
-            j = self.skip(key_end) if s[key_start] in "\"'" else _KEY_GAP.match(s, key_end).end()
+            j = self.skip(key_end) if s[key_start] in "\"'" else _KEY_GAP.match(s, key_end).end()  # type: ignore[union-attr]
             if j >= self.n or s[j] != ":":
                 raise self.error(j, f"expected ':' after the key {key!r}, found {self.describe(j)}")
             j = self.skip(j + 1)
@@ -436,7 +452,7 @@ class _Parser:
                 first = seen[key]
                 self.note("duplicate-key", key_start, key_end, f"duplicate key {key!r}", pointer=mptr,
                           related=(first.key_start, first.key_end))
-            members = node.members  # type: ignore[union-attr]
+            members: list[Member] = node.members  # type: ignore[assignment]  # an object's: a list
             val = yield j, mptr, depth, lambda v: members.append(Member(key, key_start, key_end, v))
             if not members or members[-1].value is not val:
                 members.append(Member(key, key_start, key_end, val))
@@ -453,7 +469,7 @@ class _Parser:
                 self.note("missing-comma", i, i, f"missing ',' after the value of {key!r}", pointer=mptr,
                           related=(val.end, val.end))
 
-    def array(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Iterator:
+    def array(self, i: int, ptr: str, depth: int, attach: Callable[[Node], None]) -> Generator[_Request, Node, Node]:
         """A generator (see _run): yields each item's value request, receives its node."""
         self.check_depth(i, depth)
         s = self.s
@@ -468,7 +484,7 @@ class _Parser:
                 return node
             if s[i] == ",":
                 raise self.error(i, "expected a value, found ','")
-            items = node.items  # type: ignore[union-attr]
+            items: list[Node] = node.items  # type: ignore[assignment]  # an array's: a list
             iptr = jp.join(ptr, len(items))
             self.spend(iptr, i)
             item = yield i, iptr, depth, items.append
@@ -488,6 +504,7 @@ class _Parser:
         """A quoted string at s[i]; returns (decoded text, end offset)."""
         s, q = self.s, self.s[i]
         m = _STRING_BODY[q].match(s, i + 1)
+        assert m is not None  # the pattern matches the empty string
         end = m.end()
         if end >= self.n or s[end] != q:
             raise self.error(i, "unterminated string", min(end, self.n))
@@ -497,9 +514,8 @@ class _Parser:
             at = i + 1 + ctrl.start()
             self.note("control-character", at, at + 1, "raw control character inside a string")
         if "\\" in body:
-            body = _json_unescape(body) if q == '"' else None
-            if body is None:
-                body = self.unescape(m.group(), i + 1)
+            unescaped = _json_unescape(body) if q == '"' else None
+            body = self.unescape(m.group(), i + 1) if unescaped is None else unescaped
         return body, end + 1
 
     def unescape(self, body: str, base: int) -> str:
@@ -562,7 +578,7 @@ class _Parser:
         if s[i] in ",:[]{}":
             raise self.error(i, f"expected a value, found {self.describe(i)}")
         # hjson quoteless string: runs to the end of the line, comments and commas included.
-        j = _LINE_REST.match(s, i).end()
+        j = _LINE_REST.match(s, i).end()  # type: ignore[union-attr]
         text = s[i:j].strip()
         end = i + len(s[i:j].rstrip())
         if end == i:  # only whitespace JSON does not skip (form feed, NBSP, ...) up to the end of the line: an empty

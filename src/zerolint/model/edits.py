@@ -454,6 +454,7 @@ def rename_key(doc: Document, target: str | Member, new_key: str) -> Edits | Non
 
 
 def replace_value(doc: Document, target: str | Member | Node, new_json_text: str) -> Edits | None:
+    node: Node | None
     if isinstance(target, Node):
         node = target
     elif isinstance(target, Member):

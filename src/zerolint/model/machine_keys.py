@@ -28,6 +28,10 @@ class MachineKey(Frozen):
     `source`: where DeepSpeed reads and uses it."""
 
     _fields = ("pattern", "kind", "what", "source")
+    pattern: str
+    kind: str
+    what: str
+    source: str
 
     def __init__(self, pattern: str, kind: str, what: str, source: str) -> None:
         self._set("pattern", pattern)

@@ -49,6 +49,14 @@ class SchemaIssue(Record):
     what is accepted."""
 
     _fields = ("kind", "pointer", "node", "section", "unknown", "schema", "expected", "known_keys")
+    kind: str
+    pointer: str
+    node: Node
+    section: str
+    unknown: str
+    schema: dict[str, Any] | None
+    expected: str
+    known_keys: tuple[str, ...]
 
     def __init__(self, kind: str, pointer: str, node: Node, section: str, unknown: str = "",
                  schema: dict[str, Any] | None = None, expected: str = "", known_keys: tuple[str, ...] = ()) -> None:

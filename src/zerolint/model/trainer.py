@@ -134,6 +134,10 @@ class Compared(Frozen):
     message; `value`: the TrainingArguments value, or MISSING when not knowable here."""
 
     _fields = ("pointer", "hf_key", "value", "must_match")
+    pointer: str
+    hf_key: str
+    value: Callable[[dict, int | None], Any]
+    must_match: Callable[[dict], bool]
 
     def __init__(self, pointer: str, hf_key: str, value: Callable[[dict, int | None], Any],
                  must_match: Callable[[dict], bool] = lambda a: True) -> None:
@@ -318,6 +322,10 @@ class AccelerateConfig(Record):
     `spans`: "key" / "deepspeed_config.key" -> value span."""
 
     _fields = ("path", "data", "text", "spans")
+    path: str
+    data: dict[str, Any]
+    text: str
+    spans: dict[str, tuple[int, int]]
 
     def __init__(self, path: str, data: dict[str, Any], text: str = "",
                  spans: dict[str, tuple[int, int]] | None = None) -> None:

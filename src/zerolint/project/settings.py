@@ -220,6 +220,9 @@ class ConfigFile(Record):
     """One validated configuration file (`path` is absolute)."""
 
     _fields = ("path", "values", "policies")
+    path: str
+    values: dict[str, Any]
+    policies: list[Any]
 
     def __init__(self, path: str, values: dict[str, Any], policies: list[Any] | None = None) -> None:
         self.path = path
@@ -327,7 +330,10 @@ NOT_INLINE = ("extend-rules", "baseline")
 def inline_settings(texts: list[str]) -> dict[str, Any]:
     """`--config 'world-size = 8'` (ruff's inline form): each text is TOML holding settings of [tool.zerolint],
     validated as a config file's are; later texts win. Raises ConfigError."""
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     values: dict[str, Any] = {}
     for text in texts:
@@ -395,6 +401,11 @@ class Resolved(Record):
     """The settings for one checked file, with where each came from: 'default', a config path, or 'CLI'."""
 
     _fields = ("config", "values", "sources", "path", "isolated")
+    config: ConfigFile | None
+    values: dict[str, Any]
+    sources: dict[str, str]
+    path: str
+    isolated: bool
 
     def __init__(self, config: ConfigFile | None, values: dict[str, Any], sources: dict[str, str], path: str = "",
                  isolated: bool = False) -> None:

@@ -42,6 +42,14 @@ class Entry(Record):
     (config); `used`: how many it has covered in this run."""
 
     _fields = ("file", "code", "pointer", "origin", "span", "count", "reason", "used")
+    file: str
+    code: str
+    pointer: str
+    origin: str
+    span: tuple[int, int]
+    count: int | None
+    reason: str
+    used: int
 
     def __init__(self, file: str, code: str, pointer: str, origin: str, span: tuple[int, int],
                  count: int | None = None, reason: str = "", used: int = 0) -> None:
@@ -112,12 +120,12 @@ def load_baseline(path: str, roots: tuple[str, ...] | None = None) -> tuple[list
         raise ConfigError(f"{path}: baseline file not found (create it with `zerolint check --write-baseline`)")
     try:
         text = read_setting_file(path, "baseline", roots)
-    except SettingFileRefused as e:
-        raise ConfigError(str(e)) from None
+    except SettingFileRefused as exc:
+        raise ConfigError(str(exc)) from None
     try:
         data = json.loads(text)
-    except ValueError as e:
-        raise ConfigError(f"{path}: not a zerolint baseline (invalid JSON: {e})") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not a zerolint baseline (invalid JSON: {exc})") from None
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list) or data.get("zerolint-baseline") != BASELINE_FORMAT:
         raise ConfigError(f'{path}: not a zerolint baseline (expected {{"zerolint-baseline": 1, "entries": [...]}})')

@@ -26,6 +26,10 @@ import shlex
 from ..base.fsio import read_walked
 from .references import MAX_FILE_BYTES, MAX_TOTAL_BYTES, name_matches, tree_paths
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".pbs", ".md", ".rst", ".mk", ".yml", ".yaml")
 SHELL_NAMES = ("Makefile", "makefile", "GNUmakefile", "Justfile", "justfile", "Dockerfile")
 # What the scan reads: launch and Slurm scripts, Makefiles, YAML (Accelerate, recipes, CI workflows), Python, and
@@ -66,7 +70,7 @@ class Use:
         self.nodes: tuple[int, str] | None = None
         self.script: tuple[str, str] | None = None
         self.consumer: tuple[str, str] | None = None
-        self.values: dict[str, tuple[object, str]] = {}
+        self.values: dict[str, tuple[Any, str]] = {}  # key -> (value, where): values of several types
         self.unresolved: list[str] = []
 
     @property
@@ -99,8 +103,8 @@ class Use:
         out = []
         for name, value in (("GPUs per node", self.gpus), ("nodes", self.nodes), ("script", self.script),
                             ("consumer", self.consumer)):
-            if value is not None:
-                shown = CONSUMER_NAMES[value[0]] if name == "consumer" else value[0]
+            if value is not None:  # the consumer's value[0] is a str, the other ones' an int
+                shown = CONSUMER_NAMES[value[0]] if name == "consumer" else value[0]  # type: ignore[index]
                 out.append(f"{name}: {shown} ({value[1]})")
         if self.world_size is not None:
             out.append(f"world size: {self.world_size}")
@@ -401,9 +405,9 @@ def _shell_uses(rel: str, data: bytes) -> list[Use]:
             use.unresolved.append(f"the line does not tokenise ({e})")
             out.append(use)
             continue
-        use = _launch(rel, number, tokens, env, sbatch)
-        if use is not None:
-            out.append(use)
+        launched = _launch(rel, number, tokens, env, sbatch)
+        if launched is not None:
+            out.append(launched)
     return out
 
 
@@ -640,7 +644,7 @@ def _yaml_uses(rel: str, data: bytes) -> list[Use]:
     if b"deepspeed" not in data:
         return []
     text = data.decode("utf-8", "replace")
-    keys = {}
+    keys: dict[str, tuple[str, int]] = {}
     for m in YAML_KEY.finditer(text):
         keys.setdefault(m.group(2), (m.group(4).strip(), _line_of(text, m.start(2))))
 
@@ -719,6 +723,7 @@ def _python_uses(rel: str, data: bytes) -> list[Use]:
             launcher = "HfDeepSpeedConfig"
         if not config or not config.endswith((".json", ".hjson")):
             continue
+        assert launcher is not None  # each branch that names a config names its launcher
         use = Use(config, rel, node.lineno, launcher)
         where = f"{rel}:{node.lineno}"
         if launcher in TRAINING_ARGS:
@@ -763,8 +768,9 @@ def _argument_defaults(node: ast.ClassDef, rel: str) -> list[Use]:
     return []
 
 
-def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[str, dict | None]) -> None:
+def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[str, tuple | None]) -> None:
     """The consumer a launch line's script implies, read from the script when the scan read it (in the tree)."""
+    assert use.script is not None  # asked only for a use that names a script
     script, where = use.script
     launch_dir = os.path.dirname(os.path.join(root, use.source))
     for base in (launch_dir, root):
@@ -782,10 +788,11 @@ def _consumer_from_script(use: Use, root: str, scanned: set[str], cache: dict[st
             cache[path] = None if tree is None else (_code_kinds(tree), _prepared(tree, rel), _engine_calls(tree, rel))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             cache[path] = None
-    if cache[path] is None:
+    read = cache[path]
+    if read is None:
         use.unresolved.append(f"the script {script} does not parse")
         return
-    kinds, prepared, engine = cache[path]
+    kinds, prepared, engine = read
     for kind in ("hf", "accelerate", "deepspeed", "inference"):  # a Trainer decides even beside an Accelerator
         if kind in kinds:
             use.consumer = (kind, f"{rel}:{kinds[kind]}")

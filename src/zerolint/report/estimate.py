@@ -156,7 +156,8 @@ def render_compare_text(a: Estimate, b: Estimate) -> str:
            f"  {'component':<40} {'A':>8} {'B':>8} {'B - A':>8}"]
     diffs = []
     for k in keys:
-        name = (ga.get(k) or gb.get(k))[0]
+        # k is a key of ga or of gb: one of the two is there
+        name = (ga.get(k) or gb.get(k))[0]  # type: ignore[index]
         va, vb = ga.get(k, ("", 0))[1], gb.get(k, ("", 0))[1]
         if va == 0 and vb == 0:
             continue
@@ -248,7 +249,8 @@ def print_rich(est: Estimate, other: Estimate | None = None, explain: bool = Fal
         if explain:
             t.add_column("formula", overflow="fold")
         for c in sorted(at, key=lambda c: -c.bytes):
-            row = [c.name, _g(c.bytes), Text(_bar(c.bytes * per_proc, scale, 30, "█", "·"), style="cyan")]
+            bar = Text(_bar(c.bytes * per_proc, scale, 30, "█", "·"), style="cyan")
+            row: list[str | Text] = [c.name, _g(c.bytes), bar]
             t.add_row(*row, *([c.formula] if explain else []))
         for c in off:
             t.add_row(Text(c.name + " (not at peak)", style="dim"), Text(_g(c.bytes), style="dim"), "",

@@ -10,6 +10,10 @@ import html
 from ..base.escape import markdown_inert, safe
 from .github import COMMAND, escape_data, escape_property
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 VERIFY_CODES = tuple(f"ZL99{i}" for i in range(10))
 ICON = {"pass": ":white_check_mark:", "skip": ":warning:"}
 
@@ -48,7 +52,7 @@ def _cell(text: str) -> str:
     return markdown_inert(html.escape(safe(str(text)), quote=False)).replace("|", "\\|").replace("\n", "<br>")
 
 
-def step_summary(payload: dict, not_verified: list[tuple[str, str]] = ()) -> str:
+def step_summary(payload: dict, not_verified: Sequence[tuple[str, str]] = ()) -> str:
     """A Markdown section: the device, a row per config (verdict, where, time), the counts, and the candidates that
     were not verified (an Accelerate YAML, say) with the reason."""
     rows = entries(payload)
@@ -77,7 +81,7 @@ def step_summary(payload: dict, not_verified: list[tuple[str, str]] = ()) -> str
     return "\n".join(lines) + "\n"
 
 
-def annotations(payload: dict) -> str:
+def annotations(payload: dict) -> str:  # type: ignore[no-redef]  # the name of the __future__ import, rebound
     """verify's own findings as workflow commands, at the line and column of the key responsible."""
     out = []
     for d in verify_diagnostics(payload):
@@ -85,5 +89,6 @@ def annotations(payload: dict) -> str:
                  "endColumn": d.get("end_column"), "title": f"{d['code']} {d.get('name')}"}
         head = ",".join(f"{k}={escape_property(safe(str(v)))}" for k, v in props.items() if v is not None)
         body = safe(d.get("message") or "") + (f"\nhelp: {safe(d['help'])}" if d.get("help") else "")
-        out.append(f"::{COMMAND.get(d.get('severity'), 'error')} {head}::{escape_data(body)}\n")
+        # a missing severity (None) is no key of COMMAND: 'error'
+        out.append(f"::{COMMAND.get(d.get('severity'), 'error')} {head}::{escape_data(body)}\n")  # type: ignore[arg-type]
     return "".join(out)

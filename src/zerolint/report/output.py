@@ -169,17 +169,17 @@ def _stdout_lost(e: OSError) -> str:
 
 def render(fmt, diagnostics, documents, summary, quiet=False) -> str:
     if fmt == "json":
-        from .json_format import render as r
+        from .json_format import render as render_json
 
-        return r(diagnostics, summary)
+        return render_json(diagnostics, summary)
     if fmt == "text":
-        from .text import render as r
+        from .text import render as render_text
 
-        return r(diagnostics, documents, summary, quiet=quiet)
+        return render_text(diagnostics, documents, summary, quiet=quiet)
     if fmt == "concise":
-        from .concise import render as r
+        from .concise import render as render_concise
 
-        return r(diagnostics, documents, summary, quiet=quiet)
+        return render_concise(diagnostics, documents, summary, quiet=quiet)
     import importlib
 
     try:

@@ -20,6 +20,9 @@ class Selection(Record):
     or `ALL`; `severity` maps a code, name or prefix to error|warning|info."""
 
     _fields = ("select", "ignore", "severity")
+    select: list[str]
+    ignore: list[str]
+    severity: dict[str, str]
 
     def __init__(self, select: list[str] | None = None, ignore: list[str] | None = None,
                  severity: dict[str, str] | None = None) -> None:

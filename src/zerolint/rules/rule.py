@@ -39,6 +39,17 @@ class Rule(Record):
 
     _fields = ("code", "name", "severity", "summary", "versions", "evidence", "targets", "fixable", "aliases",
                "rationale", "func")
+    code: str
+    name: str
+    severity: str
+    summary: str
+    versions: str
+    evidence: str
+    targets: tuple[str, ...]
+    fixable: str | None
+    aliases: tuple[str, ...]
+    rationale: str
+    func: Callable[[View], Iterable[Finding]] | None
 
     def __init__(self, code: str, name: str, severity: str, summary: str, versions: str = "", evidence: str = "",
                  targets: tuple[str, ...] = TARGETS, fixable: str | None = None, aliases: tuple[str, ...] = (),

@@ -34,6 +34,11 @@ class RuleSet(Frozen):
     `checks` (the rules, then the policies). Immutable; equal only to itself."""
 
     _fields = ("rules", "engine", "policies")
+    rules: tuple[Rule, ...]
+    engine: tuple[Rule, ...]
+    policies: tuple[Any, ...]
+    checks: tuple[Any, ...]  # the rules, then the policies (not a field)
+    _index: dict[str, Any] | None  # not a field
 
     def __init__(self, rules: tuple[Rule, ...], engine: tuple[Rule, ...] = ENGINE_RULES,
                  policies: tuple[Any, ...] = ()) -> None:

@@ -26,6 +26,7 @@ class _Memo:
     """cpuinfo.get_cpu_info, answered once; a failure is not kept (the next call asks again, as before)."""
 
     def __init__(self, ask) -> None:
+        self.answer: dict | None
         self.ask, self.answer, self.lock = ask, None, threading.Lock()
         self.asked = 0  # how often py-cpuinfo itself was asked (a fork inherits the server's count)
 
@@ -54,7 +55,7 @@ def remember() -> _Memo | None:
     if isinstance(current, _Memo):
         return current
     memo = _Memo(current)
-    module.get_cpu_info = memo
+    setattr(module, "get_cpu_info", memo)  # a module's attribute, by name: ModuleType declares none
     return memo
 
 

@@ -17,6 +17,10 @@ from ..model.versions import installed_version
 from .hf_args import TrainingArgs
 from .resolve import Change, ModelSpec, Plan, make_safe, model_spec
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 PACKAGES = ("transformers", "accelerate")
 
 
@@ -31,7 +35,7 @@ def hf_versions() -> dict[str, str] | None:
     return out
 
 
-def _int(v) -> bool:
+def _int(v) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 

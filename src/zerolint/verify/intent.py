@@ -71,6 +71,7 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         if view.node(ptr) is None:
             ptr = "/zero_optimization/cpu_offload"
         asked = nested if nested in ("cpu", "nvme") else top
+        assert asked is not None  # nested or top names a device: the condition above
         ok = bool(facts.get("optimizer_offload"))
         actual = ("offloaded: " if ok else "not offloaded: ") + _opt_desc(facts)
         if ok:
@@ -93,6 +94,7 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         if view.node(ptr) is None:
             ptr = "/zero_optimization/cpu_offload_param"
         asked = nested if nested in ("cpu", "nvme") else top
+        assert asked is not None  # nested or top names a device: the condition above
         got = facts.get("param_offload_device")
         ok = got is not None
         actual = _param_desc(facts)
@@ -110,10 +112,10 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         out.append(IntentCheck("param-offload", "ZL995", ptr, asked, actual, ok, msg, help_))
 
     # -- ZeRO stage / partitioning -------------------------------------------------------------------------------------
+    asked_stage: int | str | None
     asked_stage, ptr = None, "/zero_optimization/stage"
     z = view.node("/zero_optimization")
-    if z is not None and z.kind == "object" and z.get("stage") is not None:
-        s = z.get("stage")
+    if z is not None and z.kind == "object" and (s := z.get("stage")) is not None:
         if view.is_auto(s) and not view.fills_auto(s.pointer):
             asked_stage = "auto"
         else:
@@ -148,8 +150,9 @@ def check_intent(view: View, facts: dict, world_size: int) -> list[IntentCheck]:
         if en is None:
             continue
         raw_auto = view.is_auto(en) and not view.fills_auto(en.pointer)
-        asked = (en.kind == "boolean" and en.value) or raw_auto or (view.is_auto(en) and facts.get("precision") == name)
-        if not asked:
+        wanted = (en.kind == "boolean" and en.value) or raw_auto or (view.is_auto(en)
+                                                                     and facts.get("precision") == name)
+        if not wanted:
             continue
         got, pdt = facts.get("precision"), facts.get("param_dtype")
         ok = got == name and pdt == dtype

@@ -289,12 +289,14 @@ def command(nodes: Nodes, python: str, lifeline: str, spec_path: str, out_dir: s
     """The launcher's command line for `nodes` (each rank is `python -m zerolint.verify.launch rank ...`)."""
     rank = ["zerolint.verify.launch", "rank", "--out", out_dir]
     if nodes.launcher == "torchrun":  # this node's zerolint wrote the spec: a path is enough
+        assert nodes.rdzv_endpoint is not None  # plan_nodes() gives torchrun's Nodes one
         args = ["--nnodes", str(nodes.nnodes), "--nproc-per-node", str(nodes.procs_per_node), "--rdzv-backend",
                 nodes.rdzv_backend, "--rdzv-endpoint", nodes.rdzv_endpoint, "--rdzv-id", nodes.rdzv_id]
         if nodes.node_rank is not None:
             args += ["--node-rank", str(nodes.node_rank)]
         return [python, "-m", lifeline, "torch.distributed.run", *args, "-m", lifeline, *rank, "--spec", spec_path]
     if nodes.launcher == "deepspeed":  # ranks on other hosts cannot read this host's temp dir: the spec inline
+        assert nodes.hostfile is not None  # plan_nodes() gives the deepspeed launcher's one
         args = ["--hostfile", nodes.hostfile, "--num_nodes", str(nodes.nnodes), "--num_gpus",
                 str(nodes.procs_per_node), "--master_port", str(nodes.master_port or port)]
         if nodes.master_addr:

@@ -97,7 +97,7 @@ def install() -> None:
             time.sleep(0.05)
         raise OpNotBuilt(_op_of(build_directory), "another process is building it (its lock is held)")
 
-    load._zerolint_guard = True
+    load._zerolint_guard = True  # type: ignore[attr-defined]  # a marker on the wrapper, on purpose
     OpBuilder.load = load
     cpp_extension._run_ninja_build = run_ninja_build
     file_baton.FileBaton.wait = wait

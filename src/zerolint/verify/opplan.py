@@ -80,7 +80,7 @@ def planned_ops(config: dict, accelerator: str, client_optimizer: str | None = N
         add("async_io")
     writer = config.get("checkpoint", {}).get("writer") if isinstance(config.get("checkpoint"), dict) else None
     if isinstance(writer, dict) and str(writer.get("type") or "fast").upper() == "FAST":
-        aio = config.get("aio") if isinstance(config.get("aio"), dict) else {}
+        aio = aio_ if isinstance(aio_ := config.get("aio"), dict) else {}
         ops += ["gds"] if _truthy(aio.get("use_gds")) else ["pin_memory", "async_io"]
     if stage == 3 and any(_truthy(z.get(k)) for k in ("zero_quantized_weights", "zero_quantized_nontrainable_weights",
                                                       "zero_quantized_gradients")):
@@ -97,7 +97,7 @@ def _optimizer_ops(config: dict, offload: bool) -> list[str]:
     if not isinstance(opt, dict):
         return []
     name = str(opt.get("type", "")).lower()
-    params = opt.get("params") if isinstance(opt.get("params"), dict) else {}
+    params = params_ if isinstance(params_ := opt.get("params"), dict) else {}
     if name in ("adam", "adamw", "muon"):
         if params.get("torch_adam"):  # a plain dict: Python's truthiness (engine.py get_optimizer_configuration)
             return []

@@ -331,7 +331,8 @@ def _child(ext_dir: str, progress: str, ops: list[str]) -> int:
         emit("start", op)
         t = time.monotonic()
         was_built = is_current(ext_dir, op)  # an out-of-date op is rebuilt by load(): "built", not "cached"
-        lock = BuildLock(ext_dir, op, lambda msg, op=op: emit("notice", op, message=msg))
+        # op=op binds this op; the checker cannot infer a lambda with a default
+        lock = BuildLock(ext_dir, op, lambda msg, op=op: emit("notice", op, message=msg))  # type: ignore[misc]
         try:
             lock.acquire(deadline=float("inf"))  # the parent's --build-timeout is the limit
             builder = _builder(op)

@@ -9,6 +9,10 @@ from dataclasses import dataclass, replace
 
 from .launch import LaunchError, Nodes, plan_nodes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from rich.status import Status
+
 
 class UsageError(Exception):
     pass
@@ -88,6 +92,7 @@ class Progress:
     """Where the run is: a rich spinner on a terminal, plain lines on stderr otherwise, nothing with --quiet."""
 
     def __init__(self, enabled: bool, rich: bool) -> None:
+        self.status: Status | None
         self.enabled, self.rich, self.status, self.label = enabled, rich, None, ""
 
     def start(self, label: str) -> None:

@@ -19,7 +19,7 @@ def processes_of(run_id: str) -> list[int]:
 def processes_with(var: str, value: str, skip_self: bool) -> list[int]:
     """Pids of the live processes whose environment has `var=value` (Linux /proc; empty elsewhere)."""
     marker = f"{var}={value}".encode()
-    out = []
+    out: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

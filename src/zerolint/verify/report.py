@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +95,7 @@ def analyse(rep: RunReport, selection: Selection | None = None) -> RunReport:
             where = f" [{m.where}]" if m.where else ""
             rank = f" on rank {rec['failed_rank']}" if rec.get("failed_rank") else ""
             add(codes.FAILED, Finding(m.pointer, f"{m.who} fails at {m.stage}{rank}: {m.message}{where}",
-                                      help=m.help, related=m.related))
+                                      help=m.help, related=m.related))  # type: ignore[arg-type]  # (pointer, why)
     elif status == "timeout":
         phase = rec.get("phase") or "launch"
         msg = (f"the verify run timed out after {rec.get('timeout_s', 0):g} s (last stage reached: {phase}); "
@@ -326,9 +327,9 @@ def run_lines(rep: RunReport) -> list[tuple[str, str]]:
     d = did(rec.get("facts") or {})
     for i, (k, v) in enumerate(d.items()):
         lines.append(("", f"  {'DeepSpeed:' if i == 0 else '':<10} {k}: {v}"))
-    for i, c in enumerate(rep.intent):
-        lines.append(("green" if c.ok else "bold red",
-                      f"  {'intent:' if i == 0 else '':<10} {'ok  ' if c.ok else 'FAIL'} {c.check}: {c.message}"))
+    for i, ic in enumerate(rep.intent):
+        lines.append(("green" if ic.ok else "bold red",
+                      f"  {'intent:' if i == 0 else '':<10} {'ok  ' if ic.ok else 'FAIL'} {ic.check}: {ic.message}"))
     if status == "pass":
         lines.append(("", f"  memory:    {memory_line(rec)}"))
     return lines
@@ -412,17 +413,17 @@ def print_rich(reports: list[RunReport], compare: dict | None, documents: dict, 
     from rich.table import Table
     from rich.text import Text
 
-    from ..report.text import print_rich as print_diagnostics
+    from ..report.text import render_color
 
     console = Console(highlight=False, soft_wrap=True)
     if not quiet:
         for rep in reports:
-            for style, text in run_lines(rep):
-                console.print(Text(text, style=style or None))
+            for style, text in run_lines(rep):  # style None: rich's no style (its annotation says str | Style)
+                console.print(Text(text, style=style or None))  # type: ignore[arg-type]
             console.print()
         if compare is not None and compare.get("available") and len(reports) > 1:
             for style, text in compare_lines(reports, compare)[: 1 + len(compare.get("applied", []))]:
-                console.print(Text(text, style=style or None))
+                console.print(Text(text, style=style or None))  # type: ignore[arg-type]
             table = Table(show_header=True, header_style="bold")
             table.add_column("")
             table.add_column("original")
@@ -432,7 +433,8 @@ def print_rich(reports: list[RunReport], compare: dict | None, documents: dict, 
             console.print(table)
         elif compare is not None:
             console.print(Text(f"compare-fix: {compare.get('reason')}", style="bold yellow"))
-    print_diagnostics(reports[0].diagnostics, documents, summary, quiet=quiet)
+    console.file.flush()
+    sys.stdout.write(render_color(reports[0].diagnostics, documents, summary, quiet=quiet))
 
 
 def render_json(reports: list[RunReport], compare: dict | None, summary: dict) -> str:

@@ -380,7 +380,7 @@ def make_safe(cfg: dict, tmpdir: str | None, changes: list[Change]) -> None:
                 block["nvme_path"] = path
     comet = cfg.get("comet")
     on = isinstance(comet, dict) and comet.get("enabled") not in (False, None, "auto")
-    if on and comet.get("online") is not False:
+    if on and isinstance(comet, dict) and comet.get("online") is not False:  # (isinstance: for the checker)
         changes.append(Change("/comet/online", "comet runs offline for the verify run (no network; its files go to "
                               "the run's temp dir)", comet.get("online"), False, NEUTRALISED))
         comet["online"] = False

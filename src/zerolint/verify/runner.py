@@ -91,7 +91,7 @@ def exit_code(exc: KeyboardInterrupt) -> int:
 def signals_as_interrupt() -> Iterator[None]:
     """Turn SIGTERM, SIGHUP and SIGINT into `Interrupted` for the duration (main thread only; a no-op elsewhere).
     Only the first signal raises: a second Ctrl-C must not cut short the killing of the run's processes."""
-    stopping = []
+    stopping: list[int] = []
 
     def handler(signum, frame):
         if stopping:  # already stopping: let the cleanup (bounded: kill_run's grace) finish

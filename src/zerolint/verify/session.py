@@ -31,6 +31,14 @@ from .report import RunReport, analyse, print_rich, render_json, render_sarif, r
 from .resolve import NEUTRALISED, Change, build_plan, model_spec, parse_params
 from .runner import RunOptions, cpu_model, detect_gpus, needed_ops, run_plan, signals_as_interrupt
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (docs/CONTRIBUTING.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..model.diagnostics import Diagnostic
+    from ..rules.engine import Selection
+    from .resolve import Plan
+
 
 def op_cache_dir(opts: VerifyOptions, device_kind: str) -> str:
     """The op cache this verify uses (cache.extensions_dir), refused when someone else could have written the
@@ -168,11 +176,11 @@ def static_phase(pipeline: Pipeline, config: str) -> tuple[FileSetup, Result]:
 class Prepared:
     """A config ready to run: its report (no record yet), plan and cache key; `nvme_dir` is removed after the run."""
     rep: RunReport
-    plan: object
+    plan: Plan
     key: str
     nvme_dir: str
     base: dict
-    selection: object
+    selection: Selection
 
 
 def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_kind: str, setup: FileSetup,
@@ -182,14 +190,16 @@ def prepare_text(text: str, path: str, label: str, opts: VerifyOptions, device_k
     if doc is None or static is None:
         res = lint_bytes(text.encode("utf-8"), path, settings, selection, setup.limits, setup.rules)
         doc, static = res.document, res.diagnostics
+        assert doc is not None  # lint_bytes always parses one
     view = View(doc, settings)
     data, reader_error = _read_for_deepspeed(doc, view.target)
     rep = RunReport(label=label, path=path, doc=doc, view=view, plan=None, record={}, static=list(static))
-    base = {"accelerator": accelerator, "world_size": opts.ranks, "timeout_s": opts.timeout,
+    base: dict[str, Any] = {"accelerator": accelerator, "world_size": opts.ranks, "timeout_s": opts.timeout,
             "versions": {"deepspeed": cache.package_version("deepspeed"), "torch": cache.package_version("torch")}}
     if reader_error is not None:
         rep.record = {**base, "status": "fail", "phase": "parse", "error": reader_error, "wall_s": 0.0}
         return analyse(rep, selection)
+    assert data is not None  # _read_for_deepspeed: the data, or a reader error
     nvme_dir = tempfile.mkdtemp(prefix="zerolint-nvme-")
     try:
         plan = _plan(data, view.target, opts, accelerator, nvme_dir, training_args_of(opts))
@@ -324,10 +334,12 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
     args = training_args_of(opts)
     for config in configs:
         setup, res = static_phase(pipeline, config)  # the target the run will have (the project's settings)
+        assert res.document is not None  # static_phase lints a readable file: a document
         target = View(res.document, setup.settings).target
         data, reader_error = _read_for_deepspeed(res.document, target)
         if reader_error is not None:
             raise UsageError(f"{config}: {reader_error['reader_name']} cannot read it: {reader_error['message']}")
+        assert data is not None  # _read_for_deepspeed: the data, or a reader error
         try:
             plan = build_plan(data, target=target, world_size=opts.ranks, steps=opts.steps, precision=opts.precision,
                               client_optimizer=opts.client_optimizer, training_args=args,
@@ -393,8 +405,10 @@ def run(config: str, opts: VerifyOptions) -> int:
     accelerator, device_kind = _device(opts)
     pipeline = pipeline_for([config], opts)
     setup, res = static_phase(pipeline, config)
+    assert res.document is not None  # static_phase lints a readable file: a document
     with signals_as_interrupt():  # SIGTERM/SIGHUP stop the run as Ctrl-C does (the CLI exits 128 + signal)
-        texts = [(res.document.text, "original", res.diagnostics, res.document)]
+        texts: list[tuple[str, str, list[Diagnostic] | None, Document | None]] = [
+            (res.document.text, "original", res.diagnostics, res.document)]
         compare = None
         if opts.compare_fix:
             compare, fixed = _fixed(res.document.text, config, opts, setup, pipeline.suppressions().hides(config))
@@ -550,6 +564,7 @@ def verify_many(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> Outco
         prepared: list = []
         try:
             for config, (setup, res) in zip(configs, statics):
+                assert res.document is not None  # static_phase lints a readable file: a document
                 prepared.append(prepare_text(res.document.text, config, "original", opts, device_kind, setup,
                                              accelerator, static=res.diagnostics, doc=res.document))
             reports = _run_prepared(prepared, opts, accelerator, device_kind, jobs, say)

@@ -418,9 +418,9 @@ def run_plans(server: WarmServer, plans: list[Plan], opts: RunOptions, jobs: int
         if todo:  # the next configs' children warm up while these run (the pool: GPU runs); a warm-up takes
             server.prewarm(min(max(1, jobs) + POOL_AHEAD, len(todo)))  # longer than a short config
         for job in server.poll():
-            i = running.pop(job.id, None)
-            if i is None:
+            if job.id not in running:
                 continue
+            i = running.pop(job.id)
             rec = record_of(server, job, opts, job.pending, job.before)
             server.forget(job)
             if _port_taken(rec) and i not in retried:  # taken between free_port and the bind: once more

@@ -30,7 +30,7 @@ def __getattr__(name: str):  # PLACEHOLDER_ANY / PLACEHOLDER_BARE, compiled on f
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def placeholder_text(value: str, quoteless: bool) -> str | None:
+def placeholder_text(value: object, quoteless: bool) -> str | None:
     """The template placeholder a whole string value is, or None. hjson makes a quoteless value run to the end of
     the line, so `CONFIG_BATCH_SIZE,` holds the comma: it is stripped before matching."""
     if not isinstance(value, str):

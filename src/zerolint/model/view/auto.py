@@ -20,6 +20,10 @@ class AutoOutcome(Record):
     """What an unfilled "auto" does: `crashes_at` "parse" | "initialize" | "the first step" | None, the words."""
 
     _fields = ("crashes_at", "effect", "turns_off", "turns_on")
+    crashes_at: str | None
+    effect: str
+    turns_off: bool
+    turns_on: bool
 
     def __init__(self, crashes_at: str | None, effect: str, turns_off: bool = False, turns_on: bool = False) -> None:
         self.crashes_at = crashes_at

@@ -36,6 +36,22 @@ class Settings(Record):
     _fields = ("target", "deepspeed_version", "world_size", "training_args", "accelerate", "transformers_version",
                "torch_version", "params", "model", "gpu_memory", "host_memory", "gpus_per_node", "packages",
                "client_optimizer", "prepared", "engine_calls")
+    target: str
+    deepspeed_version: str | None
+    world_size: int | None
+    training_args: dict | None
+    accelerate: Any
+    transformers_version: str | None
+    torch_version: str | None
+    params: int | str | None
+    model: str | None
+    gpu_memory: int | str | None
+    host_memory: int | str | None
+    gpus_per_node: int | None
+    packages: dict[str, str | None] | None
+    client_optimizer: tuple[str, str] | None
+    prepared: dict[str, tuple[str, str]] | None
+    engine_calls: dict[str, tuple[str, str]] | None
 
     def __init__(self, target: str = "auto", deepspeed_version: str | None = None, world_size: int | None = None,
                  training_args: dict | None = None, accelerate: Any = None,

@@ -24,6 +24,12 @@ class Batch(Record):
     text, or None when its batch checks pass."""
 
     _fields = ("train_batch_size", "micro_batch", "grad_accum", "world_size", "inferred", "error")
+    train_batch_size: Any
+    micro_batch: Any
+    grad_accum: Any
+    world_size: Any
+    inferred: tuple[str, ...]
+    error: str | None
 
     def __init__(self, train_batch_size: Any, micro_batch: Any, grad_accum: Any, world_size: Any,
                  inferred: tuple[str, ...], error: str | None) -> None:
@@ -105,7 +111,8 @@ class BatchFacet(ViewCore):
             else:
                 return f"TypeError: {self.path(p)} is {n.kind}"
         try:
-            return derive_batch(*vals, self.data_parallel_size()).error
+            tbs, micro, gas = vals  # one value per BATCH_KEYS
+            return derive_batch(tbs, micro, gas, self.data_parallel_size()).error
         except (TypeError, ZeroDivisionError, OverflowError) as exc:
             return f"{type(exc).__name__}: {exc}"
 

@@ -28,7 +28,7 @@ class OptimizerFacet(ViewCore):
     @property
     def optimizer_type(self) -> str | None:
         """optimizer.type as written (see plain_string); None when there is no optimizer in the config."""
-        if self.node("/optimizer") is None or self.node("/optimizer").kind != OBJECT:
+        if (node := self.node("/optimizer")) is None or node.kind != OBJECT:
             return None
         return self.plain_string("/optimizer/type")
 
@@ -90,7 +90,7 @@ class OptimizerFacet(ViewCore):
     @property
     def scheduler_type(self) -> str | None:
         """scheduler.type as written (see plain_string); None when there is no scheduler in the config."""
-        if self.node("/scheduler") is None or self.node("/scheduler").kind != OBJECT:
+        if (node := self.node("/scheduler")) is None or node.kind != OBJECT:
             return None
         return self.plain_string("/scheduler/type")
 

@@ -27,6 +27,9 @@ class ValueOutcome(Record):
     """What DeepSpeed does with an invalid value: severity, the words, and when it fails (Finding.fails_at)."""
 
     _fields = ("severity", "text", "fails_at")
+    severity: str
+    text: str
+    fails_at: str | None
 
     def __init__(self, severity: str, text: str, fails_at: str | None) -> None:
         self.severity = severity

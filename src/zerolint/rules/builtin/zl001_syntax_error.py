@@ -27,6 +27,7 @@ def check(view):
              for err, who in ((doc.json_error, "json.load"), (doc.hjson_error, "DeepSpeed's hjson reader"))
              if err is not None]
     if not stops:  # pragma: no cover - our parser stopped where both readers went on
+        assert ours is not None  # no hjson_error: ours is set (the return above)
         stops = [(ours.start, ours.message)]
     start, what = min(stops, key=lambda s: s[0])
     message = f"syntax error: {what}"

@@ -60,11 +60,11 @@ def check(view):
         return
     precision = view.precision
     fails_at = {"fp16": "initialize", "bf16": "initialize", "fp32": "step"}.get(precision)
-    when = {
+    when = {  # fails_at None (precision decided at run time): no key, the default text
         "initialize": f"deepspeed.initialize fails on GPU (the {precision} wrapper takes a first optimizer step to "
                       "create the optimizer states)",
         "step": "the first optimizer step fails on GPU (fp32: nothing wraps the optimizer)",
-    }.get(fails_at, "it fails on GPU: at deepspeed.initialize with fp16/bf16, at the first optimizer step with fp32")
+    }.get(fails_at, "it fails on GPU: at deepspeed.initialize with fp16/bf16, at the first optimizer step with fp32")  # type: ignore[arg-type]
     short = CPU_OPTIMIZERS[cpu_class]
     yield view.finding(
         ptr,

@@ -37,7 +37,8 @@ def check(view):
 
     raw = View(view.doc, replace(view.settings, target="deepspeed"))
     outcomes = [(n, raw.auto_outcome(n)) for n in autos]
-    crashes = sorted(((n, o) for n, o in outcomes if o.crashes_at), key=lambda no: ORDER.get(no[1].crashes_at, 3))
+    # crashes_at is set for every outcome kept here
+    crashes = sorted(((n, o) for n, o in outcomes if o.crashes_at), key=lambda no: ORDER.get(no[1].crashes_at, 3))  # type: ignore[arg-type]
     dropped = [n for n, o in outcomes if not o.crashes_at]
     if crashes:
         node, first = crashes[0]

@@ -34,6 +34,7 @@ def check(view):
     value = enabled.to_python() if enabled is not None else None
     if str(value if value is not None else "False").lower() != "true":
         return
+    assert enabled is not None and acc is not None  # enabled is true, and mp came from acc
     yield view.finding(
         enabled.pointer,
         f"{other}.enabled is {json.dumps(value)} but {acc.where('mixed_precision')} sets mixed_precision: {mp}; "

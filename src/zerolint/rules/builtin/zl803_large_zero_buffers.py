@@ -64,7 +64,8 @@ def check(view):
         if size <= LIMIT and (share is None or share <= SHARE):
             continue
         key = node.pointer.rsplit("/", 1)[-1]
-        of = f" ({share:.0%} of the {human_bytes(gpu)} per GPU)" if share is not None else ""
+        # share is set only when gpu is
+        of = f" ({share:.0%} of the {human_bytes(gpu)} per GPU)" if share is not None else ""  # type: ignore[arg-type]
         desc = template.format(n=elements(size), d=dtype)
         yield view.finding(
             node.pointer,
