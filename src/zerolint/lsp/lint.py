@@ -46,12 +46,13 @@ class Outcome(Record):
 
 
 class DocumentLinter:
-    """`target`, `deepspeed_version`: the server's options (None: each document's settings decide); `isolated`:
-    read no settings file in the tree (for untrusted checkouts, as `check --isolated`)."""
+    """`target`, `deepspeed_version`, `world_size`: the server's options (None: each document's settings decide);
+    `isolated`: read no settings file in the tree (for untrusted checkouts, as `check --isolated`)."""
 
     def __init__(self, target: str | None = None, deepspeed_version: str | None = None,
-                 isolated: bool = False) -> None:
-        self.options = Options(target=target, deepspeed_version=deepspeed_version, isolated=isolated, uses=True)
+                 isolated: bool = False, world_size: int | None = None) -> None:
+        self.options = Options(target=target, deepspeed_version=deepspeed_version, isolated=isolated, uses=True,
+                               world_size=world_size)
         self._pipeline: Pipeline | None = None
 
     def pipeline(self) -> Pipeline:

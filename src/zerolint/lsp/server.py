@@ -234,8 +234,8 @@ class ZerolintServer(LanguageServer):
 
 
 def build(target: str | None = None, deepspeed_version: str | None = None, isolated: bool = False,
-          debounce: float = DEFAULT_DEBOUNCE) -> ZerolintServer:
-    server = ZerolintServer(DocumentLinter(target, deepspeed_version, isolated), debounce)
+          debounce: float = DEFAULT_DEBOUNCE, world_size: int | None = None) -> ZerolintServer:
+    server = ZerolintServer(DocumentLinter(target, deepspeed_version, isolated, world_size), debounce)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ZerolintServer, params: types.DidOpenTextDocumentParams) -> None:
