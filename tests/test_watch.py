@@ -20,8 +20,11 @@ class Watched:
 
     def __init__(self, cwd: Path, *args: str):
         env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT / "src")}
+        # SIGINT at its default in the child: a shell without job control starts background jobs (a detached test
+        # run) with SIGINT ignored, and Python keeps an ignored SIGINT ignored, so Ctrl-C would never arrive.
         self.proc = subprocess.Popen([sys.executable, "-m", "zerolint", "check", "--watch", *args], cwd=cwd,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.lines: queue.Queue[str] = queue.Queue()
         self.err: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
