@@ -122,8 +122,8 @@ def enumerate_candidates(job: Job, hw: Hardware) -> list[Candidate]:
         for micro, accum in batch_splits(job, hw):
             for c in ckpt:
                 for small in (False, True):
-                    if small and stage == 0:
-                        continue  # stage 0 has no ZeRO buckets to shrink
+                    if small and (stage == 0 or job.target == "hf"):
+                        continue  # stage 0 has no ZeRO buckets; the HF Trainer's "auto" ones (hidden^2) are small
                     for hpz in ((False, True) if stage == 3 and hw.nodes > 1 else (False,)):
                         out.append(Candidate(stage, opt, par, micro, accum, c, small, hpz))
     return out

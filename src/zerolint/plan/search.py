@@ -119,12 +119,26 @@ def _settings(c: Candidate) -> int:
     return (c.offload_optimizer != "none") + (c.offload_param != "none") + c.checkpointing + c.small_buckets + c.hpz
 
 
+TIGHT_PENALTY = 1.10  # a config within 10 % of a memory limit ranks as if 10 % slower: headroom is worth that much
+
+
+def tight(s: Scored) -> bool:
+    """Within 10 % of the GPU's or the host's memory (the estimate's "tight"): it fits, but with little room for
+    what the estimate does not see (docs/estimate.md, the margin)."""
+    return s.estimate.verdict == "tight"
+
+
+def _ranked_seconds(s: Scored) -> float:
+    return s.time.seconds * (TIGHT_PENALTY if tight(s) else 1.0)
+
+
 def _rank(fits: list[Scored]) -> list[Scored]:
-    """Fastest first, in bands of TIE above the fastest; within a band, fewer settings, then less memory."""
+    """Fastest first (a tight config as if 10 % slower), in bands of TIE above the fastest; within a band, fewer
+    settings, then less memory."""
     if not fits:
         return []
-    fastest = min(s.time.seconds for s in fits)
-    band = lambda s: int((s.time.seconds / fastest - 1) / TIE)  # noqa: E731
+    fastest = min(_ranked_seconds(s) for s in fits)
+    band = lambda s: int((_ranked_seconds(s) / fastest - 1) / TIE)  # noqa: E731
     return sorted(fits, key=lambda s: (band(s), _settings(s.candidate), s.per_gpu_bytes))
 
 
@@ -133,6 +147,9 @@ def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None
     if ranked:
         best = ranked[0]
         for s in ranked[1:]:
+            if tight(s) and not tight(best) and s.time.seconds < best.time.seconds * TIGHT_PENALTY:
+                s.why = f"{s.time.seconds / best.time.seconds - 1:+.0%} step time, but within 10 % of a memory limit"
+                continue
             if s.time.seconds <= best.time.seconds * (1 + TIE):
                 more = _settings(s.candidate) > _settings(best.candidate)
                 s.why = ("the same step time (within 0.5 %), " +
@@ -144,7 +161,8 @@ def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None
             if s.candidate.checkpointing and not best.candidate.checkpointing:
                 what = "; checkpointing recomputes the forward" + what
             s.why = f"{slower:+.0%} step time{what}"
-        best.why = "fastest that fits"
+        best.why = "fastest that fits" + (" (within 10 % of a memory limit: nothing roomier is close)"
+                                          if tight(best) else "")
     for s in rejected:
         s.why = needs(s, hw)
 
