@@ -73,6 +73,8 @@ def changed(before: dict, after: dict) -> list[str]:
 def watch(check_once, files: tuple[str, ...], uses: bool, poll: float = POLL_S) -> None:
     """Run `check_once()` (it ends with SystemExit, as `check` does), then again on every change; Ctrl-C ends the
     watch with exit 0."""
+    from ..base.escape import safe_line  # a changed file's name can hold terminal escapes
+
     try:
         while True:
             paths = watched_paths(files, uses)
@@ -97,8 +99,6 @@ def watch(check_once, files: tuple[str, ...], uses: bool, poll: float = POLL_S) 
                     break
                 now = later
             what = changed(seen, now)
-            from ..base.escape import safe_line
-
             echo(f"zerolint: {safe_line(what[0])}{f' and {len(what) - 1} more' if len(what) > 1 else ''} changed: "
                  "checking again", err=True)
     except KeyboardInterrupt:

@@ -91,7 +91,7 @@ def installed_version(dist: str) -> str | None:
         except OSError:  # a zip file, a missing directory
             continue
         for name in names:
-            if not name[:len(want)].lower().replace("-", "_").replace(".", "_") == want:
+            if name[:1].lower() != want[0] or not _normal(name).startswith(want):  # (the first letter: cheap)
                 continue
             m = _DIST_DIR.fullmatch(name)
             if m and _normal(m.group(1)) == want:

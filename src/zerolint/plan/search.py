@@ -93,10 +93,7 @@ def score(c: Candidate, job: Job, hw: Hardware, as_written: Plan | None = None) 
     est = estimate_plan(as_written or c.to_plan(job), _memory_model(job), cluster, workload, hw.gpu_memory,
                         hw.host_memory,
                         zero_init=c.stage == 3, extra=_extra_rows(c, job, hw))
-    fits = est.per_gpu_bytes <= hw.gpu_memory and (hw.host_memory is None or est.per_node_host_bytes <=
-                                                   hw.host_memory) and (hw.nvme is None or
-                                                                        est.per_node_nvme_bytes <= hw.nvme)
-    return Scored(c, est, step_time(c, job, hw), fits)
+    return Scored(c, est, step_time(c, job, hw), not _shortfalls(est, hw))
 
 
 def plan(job: Job, hw: Hardware, start: Candidate | None = None, start_plan: Plan | None = None) -> Result:
@@ -167,15 +164,20 @@ def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None
         s.why = needs(s, hw)
 
 
-def needs(s: Scored, hw: Hardware) -> str:
-    """Why a candidate does not fit: what it needs against what the hardware has."""
+def _shortfalls(est: Estimate, hw: Hardware) -> list[str]:
+    """What the estimate needs beyond the hardware, one item per memory (GPU, host, NVMe); empty: it fits."""
     from ..estimate.memory import gib
 
     out = []
-    if s.per_gpu_bytes > hw.gpu_memory:
-        out.append(f"{gib(s.per_gpu_bytes):.1f} GiB per GPU (has {gib(hw.gpu_memory):.0f})")
-    if hw.host_memory is not None and s.per_node_host_bytes > hw.host_memory:
-        out.append(f"{gib(s.per_node_host_bytes):.0f} GiB host per node (has {gib(hw.host_memory):.0f})")
-    if hw.nvme is not None and s.estimate.per_node_nvme_bytes > hw.nvme:
-        out.append(f"{gib(s.estimate.per_node_nvme_bytes):.0f} GiB NVMe per node (has {gib(hw.nvme):.0f})")
-    return "does not fit: needs " + ", ".join(out)
+    if est.per_gpu_bytes > hw.gpu_memory:
+        out.append(f"{gib(est.per_gpu_bytes):.1f} GiB per GPU (has {gib(hw.gpu_memory):.0f})")
+    if hw.host_memory is not None and est.per_node_host_bytes > hw.host_memory:
+        out.append(f"{gib(est.per_node_host_bytes):.0f} GiB host per node (has {gib(hw.host_memory):.0f})")
+    if hw.nvme is not None and est.per_node_nvme_bytes > hw.nvme:
+        out.append(f"{gib(est.per_node_nvme_bytes):.0f} GiB NVMe per node (has {gib(hw.nvme):.0f})")
+    return out
+
+
+def needs(s: Scored, hw: Hardware) -> str:
+    """Why a candidate does not fit: what it needs against what the hardware has."""
+    return "does not fit: needs " + ", ".join(_shortfalls(s.estimate, hw))
