@@ -304,8 +304,9 @@ def test_activations_need_a_shape_and_a_sequence_length():
     full = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048))
     ckpt = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048, checkpointing=True))
     act, act_ckpt = comp(full, "activations"), comp(ckpt, "activations")
-    # micro-batch 4 (the config's) x 2048 tokens: 22 layers x 70,656 B + logits 32,000 x 10 B + embeddings
-    assert act == 4 * 2048 * (22 * 70_656 + 32_000 * 10 + 2 * 2 * 2048)
+    # micro-batch 4 (the config's) x 2048 tokens: 22 layers x (70,656 B + two fp32 norm copies of 4h) + logits
+    # 32,000 x 12 B + embeddings
+    assert act == 4 * 2048 * (22 * (70_656 + 2 * 4 * 2048) + 32_000 * 12 + 2 * 2 * 2048)
     assert act_ckpt < act / 3
     half = estimate_view(view(cfg), model, Cluster(1, 1), Workload(seq_len=2048, micro_batch=2))
     assert comp(half, "activations") * 2 == act

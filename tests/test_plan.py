@@ -222,13 +222,13 @@ def test_bad_input_is_a_located_message(tmp_path, args, message):
 
 
 def test_a_config_within_10_percent_of_a_limit_ranks_as_if_10_percent_slower():
-    """ZeRO-2 at micro 4 would be 5 % faster, but holds 79 of 80 GiB: the pick is ZeRO-3 with room to spare, and the
+    """ZeRO-2 at micro 4 would be 7 % faster, but holds 75 of 80 GiB: the pick is ZeRO-3 with room to spare, and the
     table says why the faster one lost. For the HF Trainer no small-bucket twins: its "auto" buckets are small."""
-    r = plan(Job(model=model("llama-2-7b"), global_batch=64, target="hf"),
+    r = plan(Job(model=model("llama-2-7b"), global_batch=64, seq_len=1536, target="hf"),
              Hardware(gpus_per_node=8, **preset("a100-80gb")))
     assert r.best is not None and r.best.candidate.describe() == "ZeRO-3, no offload, micro 4 x accum 2"
     second = r.ranked[1]
     assert second.candidate.describe() == "ZeRO-2, no offload, micro 4 x accum 2"
-    assert second.why == "-5% step time, but within 10 % of a memory limit"
+    assert second.why == "-7% step time, but within 10 % of a memory limit"
     assert second.estimate.verdict == "tight" and r.best.estimate.verdict == "fits"
     assert not any(s.candidate.small_buckets for s in r.ranked + r.rejected)

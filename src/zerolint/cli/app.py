@@ -199,14 +199,29 @@ def estimate_cmd(config, params, model_config, largest_layer, gpus_per_node, nod
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="Candidates shown.")
 @click.option("--write", default=None, metavar="FILE", help="Write the pick as a config for --target, then check it.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--verify", "verify", is_flag=True,
+              help="Run the top candidates on this machine (real DeepSpeed, the model's shape with random weights) "
+                   "and pick the fastest measured one that fits (needs zerolint[verify] and --model).")
+@click.option("--verify-top", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --verify: how many candidates run (the pick and the best of each kind of alternative).")
+@click.option("--steps", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --verify: timed optimizer steps per candidate, after one warm-up step.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
+              help="With --verify: seconds per candidate.")
+@click.option("--cpu", is_flag=True, help="With --verify: run on the CPU (step times only; no GPU memory measured).")
+@click.option("--op-cache", default=None, metavar="DIR", help="With --verify: where DeepSpeed's op builds are kept.")
+@click.option("--quiet", "-q", is_flag=True, help="With --verify: no progress lines on stderr.")
 def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_node, nodes, gpu_memory, host_memory,
              nvme, gpu_tflops, mfu, intra_gbps, network_gbps, pcie_gbps, cpu_adam_rate, global_batch, micro_batch,
-             seq_len, precision, lora_rank, checkpointing, target, lr, start_from, top, write, fmt) -> None:
-    """The fastest config that fits a model on given GPUs: candidates estimated and ranked by a step-time model."""
+             seq_len, precision, lora_rank, checkpointing, target, lr, start_from, top, write, fmt, verify,
+             verify_top, steps, timeout, cpu, op_cache, quiet) -> None:
+    """The fastest config that fits a model on given GPUs: candidates estimated and ranked by a step-time model
+    (with --verify: measured on this machine)."""
     from ..estimate.memory import parse_bytes
     from ..estimate.modelspec import ModelSpecError, resolve
     from ..plan.hardware import Hardware, preset
     from ..plan.job import Job, PlanError
+    from ..plan.measure import MeasureOptions
     from ..plan.run import fail, run
 
     if params is None and model_config is None:
@@ -237,8 +252,14 @@ def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_nod
     assert model is not None  # resolve() is None only without params and model_config (refused above)
     job = Job(model=model, seq_len=seq_len, global_batch=global_batch, micro_batch=micro_batch, precision=precision,
               lora_rank=lora_rank, checkpointing=checkpointing, target=target, lr=lr)
+    measure = None
+    if verify:
+        if model_config is None:
+            raise click.UsageError("--verify builds the model from its config.json: give --model config.json")
+        measure = MeasureOptions(model_config=model_config, top=verify_top, steps=steps, timeout=timeout, cpu=cpu,
+                                 quiet=quiet, op_cache=op_cache)
     try:
-        sys.exit(run(job, hardware, top=top, fmt=fmt, write=write, start_from=start_from))
+        sys.exit(run(job, hardware, top=top, fmt=fmt, write=write, start_from=start_from, verify=measure))
     except PlanError as e:
         fail(str(e))
 

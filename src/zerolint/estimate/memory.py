@@ -632,35 +632,50 @@ def _activation_parts(model: ModelSpec, plan: Plan, workload: Workload,
     Per layer and token, with SDPA/flash attention (no s^2 score matrix kept) and 2-byte activations:
     attention 2*(4h + 2*kv) [residual, norm output, q, k, v, attention output], MLP 2*(2h + 4I) gated
     (gate, up, act, product) or 2*(2h + 2I) plain, plus 2h one-byte dropout masks when the model uses dropout.
+    Norms computed in fp32 (transformers' RMSNorms) save a 4-byte copy of their input too: 4h more per norm, two
+    per layer; with frozen norm weights (adapter runs) their D-byte normalised input is not saved.
     Without the full shape: Korthikanti et al. 2022 (arXiv:2205.05198) 34*h bytes per token and layer.
-    Logits: per token V*(D + 4 + 4) (16-bit logits, the fp32 upcast for the loss, its gradient).
-    With checkpointing: each layer keeps only its input (D*h per token), one layer is recomputed at a time.
+    Logits: per token 12 V at the start of backward (the fp32 log-softmax output the loss saves, the loss's
+    gradient and the log-softmax's gradient, 4 B each; the D-byte logits are gone when the loss is computed in the
+    forward, as transformers' models and the Trainer do). Measured on an H200 (docs/plan.md).
+    With checkpointing: each layer keeps only its input (D*h per token); the logits' 12 V are freed before the
+    last layer is recomputed, so the larger of the two counts.
     """
     s, b, sh = workload.seq_len, micro_batch, model.shape
     if not s or not b or not sh.hidden or not sh.layers:
         return None
     h, n_layers, d = sh.hidden, sh.layers, plan.d
+    norms = ""
     if sh.heads and sh.intermediate:
         kv = (sh.kv_heads or sh.heads) * (h // sh.heads)
         per_layer = 2 * (4 * h + 2 * kv) + (2 * (2 * h + 4 * sh.intermediate) if sh.gated_mlp
                                             else 2 * (2 * h + 2 * sh.intermediate))
         per_layer = per_layer * d // 2 + (2 * h if sh.dropout else 0)
+        if sh.norm_upcast:
+            per_norm = 4 * h - (0 if sh.norm_weights_train else d * h)
+            per_layer += 2 * per_norm
+            norms = ", fp32 norms" + ("" if sh.norm_weights_train else " (frozen)")
         gated = ", gated" if sh.gated_mlp else ""
-        layer_f = f"{per_layer:,} B/token/layer (h {h}, kv {kv}, I {sh.intermediate}{gated})"
+        layer_f = f"{per_layer:,} B/token/layer (h {h}, kv {kv}, I {sh.intermediate}{gated}{norms})"
     else:
         per_layer = 34 * h * d // 2
         layer_f = f"34*h*{d}/2 = {per_layer:,} B/token/layer (Korthikanti 2022)"
-    logits = (sh.vocab or 0) * (d + 8)
+    logits = 12 * (sh.vocab or 0)
     tokens = s * b
     if workload.checkpointing:
-        body = n_layers * d * h + per_layer
-        body_f = f"{n_layers} layer inputs x {d}h + one layer recomputed"
-    else:
-        body = n_layers * per_layer
-        body_f = f"{n_layers} layers x {layer_f}"
+        body = n_layers * d * h
+        recompute = max(per_layer, logits)
+        body_f = (f"{n_layers} layer inputs x {d}h + the larger of one layer recomputed ({per_layer:,}) and the "
+                  "logits")
+        total = tokens * (body + recompute + 2 * d * h)
+        formula = (f"micro-batch {b} x seq {s} = {tokens:,} tokens x ({body_f}"
+                   + (f" (V {sh.vocab:,} x 12)" if sh.vocab else "") + " + embeddings)")
+        return total, formula, tokens * (body + per_layer)
+    body = n_layers * per_layer
+    body_f = f"{n_layers} layers x {layer_f}"
     total = tokens * (body + logits + 2 * d * h)
     formula = (f"micro-batch {b} x seq {s} = {tokens:,} tokens x ({body_f}"
-               + (f" + logits V {sh.vocab:,} x (D+4+4)" if sh.vocab else "") + " + embeddings)")
+               + (f" + logits V {sh.vocab:,} x 12" if sh.vocab else "") + " + embeddings)")
     return total, formula, tokens * body
 
 

@@ -36,7 +36,8 @@ class Job:
         heads = s.heads or 1
         kv = (s.kv_heads or heads) * (h // heads)
         inter = s.intermediate or 4 * h
-        attn = (h + h) + (h + kv) + (h + kv) + (h + h)  # q, k, v, o
+        # q, k, v, o; one fused q/k/v projection (gpt2's c_attn) carries one adapter
+        attn = (h + h + 2 * kv) + (h + h) if s.fused_qkv else (h + h) + (h + kv) + (h + kv) + (h + h)
         mlp = (h + inter) * (3 if s.gated_mlp else 2)  # gate, up, down (or up, down)
         return self.lora_rank * (attn + mlp) * s.layers
 

@@ -12,7 +12,8 @@ from ..estimate.memory import Plan
 from .candidates import Candidate, from_plan
 from .hardware import Hardware
 from .job import Job, PlanError
-from .report import render_json, render_text
+from .measure import MeasureOptions
+from .report import render_text
 from .search import plan
 from .write import config_text
 
@@ -56,19 +57,50 @@ def start_candidate(path: str, job: Job, hw: Hardware) -> tuple[Candidate, Plan,
 
 
 def run(job: Job, hw: Hardware, *, top: int = 5, fmt: str = "text", write: str | None = None,
-        start_from: str | None = None) -> int:
+        start_from: str | None = None, verify: MeasureOptions | None = None) -> int:
+    """`verify`: run the top candidates here (plan --verify); the pick is then the fastest measured one that fits,
+    and that is what `write` writes."""
     start = start_plan = None
     if start_from is not None:
         start, start_plan, job = start_candidate(start_from, job, hw)
     result = plan(job, hw, start, start_plan)
-    echo(render_json(result, top) if fmt == "json" else render_text(result, top), nl=False)
-    if write is not None and result.best is not None:
-        _write(write, result.best.candidate, job, hw)
+    measured = None
+    if verify is not None:
+        from .measure import measure
+
+        say = (lambda text: None) if verify.quiet else (lambda text: echo(f"zerolint plan: {text}", err=True))
+        measured = measure(result, job, hw, verify, say)
+    echo(_render(result, top, fmt, measured), nl=False)
+    pick = result.best.candidate if result.best is not None else None
+    if measured is not None:
+        pick = measured.pick.scored.candidate if measured.pick is not None else None
+    if write is not None and pick is not None:
+        _write(write, pick, job, hw)
     elif write is not None:
-        echo(f"zerolint: nothing fits: {write} not written", err=True)
-    if result.best is None or (result.start is not None and not result.start.fits):
+        echo(f"zerolint: {'no measured candidate fits' if measured is not None else 'nothing fits'}: {write} not "
+             "written", err=True)
+    if pick is None or (result.start is not None and not result.start.fits):
         return 1
     return 0
+
+
+def _render(result, top: int, fmt: str, measured) -> str:
+    if fmt == "json":
+        import json
+
+        from .measure_report import to_dict as measured_dict
+        from .report import to_dict
+
+        out = to_dict(result, top)
+        if measured is not None:
+            out["verify"] = measured_dict(measured, result.ranked)
+        return json.dumps(out, indent=2) + "\n"
+    text = render_text(result, top)
+    if measured is not None:
+        from .measure_report import render_text as measured_text
+
+        text += measured_text(measured, result.ranked)
+    return text
 
 
 def _write(path: str, c: Candidate, job: Job, hw: Hardware) -> None:

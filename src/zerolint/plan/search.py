@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..estimate.memory import ALWAYS, TRAIN, Cluster, Component, Estimate, Plan, Workload, estimate_plan
+from ..estimate.memory import ALWAYS, BUILD, TRAIN, Cluster, Component, Estimate, Plan, Workload, estimate_plan
 from ..estimate.modelspec import ModelSpec
 from .candidates import Candidate, enumerate_candidates
 from .hardware import Hardware
@@ -57,8 +57,9 @@ def _memory_model(job: Job) -> ModelSpec:
     pt = job.adapter_params()
     s = job.model.shape
     biggest = job.lora_rank * ((s.hidden or 0) + (s.intermediate or 4 * (s.hidden or 0)))
+    # PEFT freezes everything but the adapters, the norms' weights too
     return replace(job.model, params=pt, largest_layer=biggest, largest_tensor=biggest, tensor_numels=None,
-                   assumptions=[*job.model.assumptions])
+                   shape=replace(s, norm_weights_train=False), assumptions=[*job.model.assumptions])
 
 
 def _extra_rows(c: Candidate, job: Job, hw: Hardware) -> tuple[Component, ...]:
@@ -80,6 +81,11 @@ def _extra_rows(c: Candidate, job: Job, hw: Hardware) -> tuple[Component, ...]:
             rows.append(Component("frozen base weights", D * frozen, "gpu",
                                   f"{D} B x (P - adapters): stages 0-2 keep frozen parameters whole on every GPU",
                                   moments=ALWAYS, model_state=True, key="frozen"))
+            # the script builds (or loads) the whole model on the host before initialize moves it (measured on
+            # an H200: 31.7 GiB of RSS for Llama-3-8B's adapters run, docs/plan.md)
+            rows.append(Component("frozen base built on the host", 4 * frozen, "host",
+                                  "4 B x (P - adapters) per process: the fp32 model as built, before initialize",
+                                  moments=(BUILD,), model_state=True, key="frozen_host"))
     if c.hpz:
         rows.append(Component("hpZ secondary parameter partition", D * -(-P // hw.gpus_per_node), "gpu",
                               f"{D} B x P / GPUs per node (zero_hpz_partition_size)", moments=ALWAYS, key="hpz"))

@@ -143,8 +143,10 @@ class Child:
             from deepspeed.ops.adam import DeepSpeedCPUAdam
 
             client = DeepSpeedCPUAdam(model.parameters(), **spec.get("client_optimizer_args", {}))
+        # the trained parameters only (an adapter run freezes the rest, as a PEFT script passes them)
+        trained = [p for p in model.parameters() if p.requires_grad]
         engine, _, _, _ = deepspeed.initialize(model=model, optimizer=client,
-                                               model_parameters=None if client is not None else model.parameters(),
+                                               model_parameters=None if client is not None else trained,
                                                config=config)
         self.result["timings"]["initialize_s"] = round(time.monotonic() - t, 3)
         self._memory("after_initialize")
@@ -324,6 +326,7 @@ def engine_facts(engine, torch, world: int) -> dict:
     params = [p for p in engine.module.parameters()]
     z3 = [p for p in params if hasattr(p, "ds_tensor")]
     f["params_total"] = int(sum(getattr(p, "ds_numel", p.numel()) for p in params))
+    f["params_trained"] = int(sum(getattr(p, "ds_numel", p.numel()) for p in params if p.requires_grad))
     f["zero3_managed"] = bool(params) and len(z3) == len(params)
     if z3:
         local = sum(p.ds_tensor.numel() for p in z3)

@@ -2,7 +2,8 @@
 
 Imported by the verify child only. Layout (parameter count in `resolve.ModelSpec.params`): token and position
 embeddings, `layers` pre-LN blocks (fused qkv projection, scaled_dot_product_attention, 4x GELU MLP), a final
-LayerNorm and an untied LM head. The loss is an fp32 cross-entropy over random tokens.
+LayerNorm and an untied LM head. The loss is an fp32 cross-entropy over random tokens. A spec with an `arch`
+(realshape.py) builds a real architecture instead (archs.py).
 """
 
 from __future__ import annotations
@@ -50,5 +51,10 @@ class TinyCausalLM(nn.Module):
         return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), labels.reshape(-1))
 
 
-def build(spec: dict) -> TinyCausalLM:
+def build(spec: dict) -> nn.Module:
+    """The tiny model, or a real architecture (`arch` in the spec: zerolint plan --verify; archs.py)."""
+    if spec.get("arch"):
+        from .archs import build as build_arch
+
+        return build_arch(spec)
     return TinyCausalLM(spec["vocab"], spec["hidden"], spec["layers"], spec["heads"], spec["seq"])

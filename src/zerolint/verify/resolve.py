@@ -38,6 +38,7 @@ from ..model import consumers, machine_keys
 from ..model.dsfacts import BATCH_KEYS
 from ..model.view import derive_batch as view_derive_batch
 from .hf_args import TrainingArgs
+from .realshape import RealShape
 
 # A default `TrainingArguments()` (transformers 4.x/5.x): what the Trainer fills "auto" with.
 HF_DEFAULTS = {
@@ -112,7 +113,7 @@ class Plan:
     config: dict
     target: str
     world_size: int
-    model: ModelSpec
+    model: ModelSpec | RealShape  # RealShape: a real architecture (zerolint plan --verify)
     steps: int = 3
     changes: list[Change] = field(default_factory=list)
     client_optimizer: str | None = None  # None | "AdamW" | "DeepSpeedCPUAdam"

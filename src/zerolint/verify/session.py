@@ -51,7 +51,7 @@ def op_cache_dir(opts: VerifyOptions, device_kind: str) -> str:
     return ext_dir
 
 
-def _device(opts: VerifyOptions) -> tuple[str, str]:
+def accelerator_of(opts: VerifyOptions) -> tuple[str, str]:
     if opts.cpu:
         return "cpu", f"cpu:{cpu_model()}"
     n, name = detect_gpus()
@@ -314,7 +314,7 @@ def _fixed(text: str, path: str, opts: VerifyOptions, setup: FileSetup | None = 
     return info, result.text
 
 
-def _need_torch_and_deepspeed() -> None:
+def need_torch_and_deepspeed() -> None:
     if not (cache.package_version("torch") and cache.package_version("deepspeed")):
         from ..base.version import install_hint
 
@@ -326,8 +326,8 @@ def prepare(configs: list[str], opts: VerifyOptions) -> int:
     """`zerolint verify --prepare CONFIG...`: build the DeepSpeed ops these configs need into the op cache, and
     nothing else (for Docker images and CI setup steps). 0 when every op is ready, 2 otherwise."""
     if not opts.dry_run:
-        _need_torch_and_deepspeed()
-    accelerator, device_kind = _device(opts)
+        need_torch_and_deepspeed()
+    accelerator, device_kind = accelerator_of(opts)
     pipeline = pipeline_for(configs, opts)
     ops: list[str] = []
     per_config: list[tuple[str, list[str]]] = []
@@ -395,14 +395,14 @@ def _print_plan(per_config: list[tuple[str, list[str]]], ops: list[str], ext_dir
 
 
 def run(config: str, opts: VerifyOptions) -> int:
-    _need_torch_and_deepspeed()
+    need_torch_and_deepspeed()
     if opts.params is not None:
         try:
             parse_params(opts.params)
         except ValueError as e:
             raise UsageError(f"--params: {e}") from None
     opts = with_nodes(opts)
-    accelerator, device_kind = _device(opts)
+    accelerator, device_kind = accelerator_of(opts)
     pipeline = pipeline_for([config], opts)
     setup, res = static_phase(pipeline, config)
     assert res.document is not None  # static_phase lints a readable file: a document
@@ -543,7 +543,7 @@ class Outcome:
 
 def verify_many(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> Outcome:
     """The session behind run_several, without printing the reports (the Action's verify step calls it)."""
-    _need_torch_and_deepspeed()
+    need_torch_and_deepspeed()
     if opts.compare_fix or opts.keep:
         raise UsageError(f"{'--compare-fix' if opts.compare_fix else '--keep'} takes one CONFIG")
     nodes = with_nodes(opts).nodes
@@ -554,7 +554,7 @@ def verify_many(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> Outco
             parse_params(opts.params)
         except ValueError as e:
             raise UsageError(f"--params: {e}") from None
-    accelerator, device_kind = _device(opts)
+    accelerator, device_kind = accelerator_of(opts)
     pipeline = pipeline_for(configs, opts)
     statics = [static_phase(pipeline, c) for c in configs]
     say = (lambda text: None) if opts.quiet else (lambda text: print(f"zerolint verify: {text}", file=sys.stderr,
@@ -580,66 +580,78 @@ def verify_many(configs: list[str], opts: VerifyOptions, jobs: int = 1) -> Outco
 
 def _run_prepared(prepared: list, opts: VerifyOptions, accelerator: str, device_kind: str, jobs: int,
                   say) -> list[RunReport]:
+    todo = [i for i, p in enumerate(prepared) if isinstance(p, Prepared)]
+    got = run_plans_here([prepared[i].plan for i in todo], [_name(prepared[i].rep) for i in todo], opts,
+                         accelerator, device_kind, jobs, say, cleanup=tuple(prepared[i].nvme_dir for i in todo),
+                         positions=[i + 1 for i in todo], total=len(prepared))
+    records = dict(zip(todo, got))
+    return [finish(p, records[i]) if isinstance(p, Prepared) else p for i, p in enumerate(prepared)]
+
+
+def run_plans_here(plans: list[Plan], names: list[str], opts: VerifyOptions, accelerator: str, device_kind: str,
+                   jobs: int, say, cleanup: tuple = (), positions: list[int] | None = None,
+                   total: int | None = None) -> list[dict]:
+    """Run `plans` on this machine, a record per plan in order: one op build phase for all of them (before any
+    clock), then single-rank runs through one warm server (`jobs` at a time), several ranks one after another
+    through the launcher (also the fallback when the warm runner does not start). `say` gets the progress lines
+    ("[i/n] name: phase"); `positions`/`total` number them within a larger session."""
     from .warm import WarmError, WarmServer, run_plans
 
-    n = len(prepared)
-    todo = [i for i, p in enumerate(prepared) if isinstance(p, Prepared)]
+    if not plans:
+        return []
+    n = total or len(plans)
+    pos = positions or list(range(1, len(plans) + 1))
     records: dict[int, dict] = {}
     ext_dir = op_cache_dir(opts, device_kind)
-    if todo:
-        ops = list(dict.fromkeys(op for i in todo for op in needed_ops(prepared[i].plan, accelerator)))
-        progress = Progress(enabled=not opts.quiet, rich=False)
-        progress.label = f"{len(todo)} config{'s' if len(todo) != 1 else ''}"
-        build = build_ops(ops, ext_dir, accelerator, opts.build_timeout, progress, progress.note,
-                          cleanup=tuple(prepared[i].nvme_dir for i in todo))
-        if build["status"] == "build-timeout":  # the build, not the configs, was slow: nothing was run
-            for i in todo:
-                records[i] = {**prepared[i].base, "status": "build-timeout", "phase": build["phase"],
-                              "wall_s": build["wall_s"], "build": build}
-            todo = []
-        run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
-                              timeout=opts.timeout, extensions_dir=ext_dir, build_timeout=opts.build_timeout,
-                              note=progress.note,
-                              cleanup=tuple(prepared[i].nvme_dir for i in todo))
+    ops = list(dict.fromkeys(op for plan in plans for op in needed_ops(plan, accelerator)))
+    progress = Progress(enabled=not opts.quiet, rich=False)
+    progress.label = f"{len(plans)} config{'s' if len(plans) != 1 else ''}"
+    build = build_ops(ops, ext_dir, accelerator, opts.build_timeout, progress, progress.note, cleanup=cleanup)
+    if build["status"] == "build-timeout":  # the build, not the configs, was slow: nothing was run
+        base = {"accelerator": accelerator, "world_size": opts.ranks, "timeout_s": opts.timeout,
+                "versions": {"deepspeed": cache.package_version("deepspeed"), "torch": cache.package_version("torch")}}
+        return [{**base, "status": "build-timeout", "phase": build["phase"], "wall_s": build["wall_s"],
+                 "build": build} for _ in plans]
+    run_opts = RunOptions(accelerator=accelerator, world_size=opts.gpus, launcher=opts.launcher or "torchrun",
+                          timeout=opts.timeout, extensions_dir=ext_dir, build_timeout=opts.build_timeout,
+                          note=progress.note, cleanup=cleanup)
 
-        def phase(i: int, text: str) -> None:
-            text = {"import": "starting", "model": "building the model", "initialize": "deepspeed.initialize",
-                    "inspect": "inspecting the engine"}.get(text, text)
-            if text not in ("done", "failed"):
-                say(f"[{todo[i] + 1}/{n}] {_name(prepared[todo[i]].rep)}: {text}")
+    def phase(i: int, text: str) -> None:
+        text = {"import": "starting", "model": "building the model", "initialize": "deepspeed.initialize",
+                "inspect": "inspecting the engine"}.get(text, text)
+        if text not in ("done", "failed"):
+            say(f"[{pos[i]}/{n}] {names[i]}: {text}")
 
-        def ended(i: int, rec: dict) -> None:
-            say(f"[{todo[i] + 1}/{n}] {_name(prepared[todo[i]].rep)}: {rec.get('status', 'crash')} "
-                f"in {rec.get('wall_s', 0):.1f} s")
+    def ended(i: int, rec: dict) -> None:
+        say(f"[{pos[i]}/{n}] {names[i]}: {rec.get('status', 'crash')} in {rec.get('wall_s', 0):.1f} s")
 
-        if todo and opts.gpus == 1:
-            hf_runs = sum(prepared[i].plan.hf is not None for i in todo)
-            # transformers and accelerate in the server cost its start ~8 s on an H200 and save ~2.5 s in each
-            # config the real HF Trainer runs: worth it from a few of them on (docs/verify-results.md)
-            server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup, preload_hf=hf_runs >= HF_PRELOAD_FROM)
-            try:
-                say(f"starting the warm runner (importing torch and deepspeed once for {len(todo)} "
-                    f"config{'s' if len(todo) != 1 else ''})")
-                info = server.start()
-                say(f"warm runner ready in {info.get('import_s', 0):.1f} s")
-                got = run_plans(server, [prepared[i].plan for i in todo], run_opts, jobs=jobs, progress=phase,
-                                ended=ended)
-                records.update({i: rec for i, rec in zip(todo, got)})
-            except WarmError as e:  # fall back to a process per config, as a single verify runs
-                say(f"{e}; running each config in a process of its own")
-            finally:
-                server.close()
-        for k, i in enumerate(todo):  # several ranks (the launcher path), or the warm runner did not start
-            if i in records:
-                continue
-            say(f"[{i + 1}/{n}] {_name(prepared[i].rep)}: starting")
-            one = RunOptions(**{**run_opts.__dict__, "progress": lambda t, k=k: phase(k, t)})
-            rec = run_plan(prepared[i].plan, one)
-            ended(k, rec)
-            records[i] = rec
-        for i in todo:
-            records[i].setdefault("build", build)
-    return [finish(p, records[i]) if isinstance(p, Prepared) else p for i, p in enumerate(prepared)]
+    if opts.gpus == 1:
+        hf_runs = sum(plan.hf is not None for plan in plans)
+        # transformers and accelerate in the server cost its start ~8 s on an H200 and save ~2.5 s in each
+        # config the real HF Trainer runs: worth it from a few of them on (docs/verify-results.md)
+        server = WarmServer(accelerator, ext_dir, cleanup=run_opts.cleanup, preload_hf=hf_runs >= HF_PRELOAD_FROM)
+        try:
+            say(f"starting the warm runner (importing torch and deepspeed once for {len(plans)} "
+                f"config{'s' if len(plans) != 1 else ''})")
+            info = server.start()
+            say(f"warm runner ready in {info.get('import_s', 0):.1f} s")
+            got = run_plans(server, plans, run_opts, jobs=jobs, progress=phase, ended=ended)
+            records.update(enumerate(got))
+        except WarmError as e:  # fall back to a process per config, as a single verify runs
+            say(f"{e}; running each config in a process of its own")
+        finally:
+            server.close()
+    for k, plan in enumerate(plans):  # several ranks (the launcher path), or the warm runner did not start
+        if k in records:
+            continue
+        say(f"[{pos[k]}/{n}] {names[k]}: starting")
+        one = RunOptions(**{**run_opts.__dict__, "progress": lambda t, k=k: phase(k, t)})
+        rec = run_plan(plan, one)
+        ended(k, rec)
+        records[k] = rec
+    for rec in records.values():
+        rec.setdefault("build", build)
+    return [records[k] for k in range(len(plans))]
 
 
 def _name(rep: RunReport) -> str:
