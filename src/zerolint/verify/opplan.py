@@ -52,7 +52,7 @@ def _stage(z: dict) -> int:
         return 0
 
 
-def device_of(block) -> str:
+def _device(block) -> str:
     return str(block.get("device", "")).lower() if isinstance(block, dict) else ""
 
 
@@ -60,7 +60,7 @@ def optimizer_offload(config: dict) -> str:
     """Where the optimizer's states go, as DeepSpeed reads `offload_optimizer` (engine.py zero_use_cpu_optimizer:
     the block's device, at any stage; the legacy `cpu_offload: true` migrates to device cpu)."""
     z = _zero(config)
-    device = device_of(z.get("offload_optimizer"))
+    device = _device(z.get("offload_optimizer"))
     if not device and _truthy(z.get("cpu_offload")):
         device = "cpu"
     return device
@@ -75,7 +75,7 @@ def planned_ops(config: dict, accelerator: str, client_optimizer: str | None = N
     z = _zero(config)
     stage = _stage(z)
     offload = optimizer_offload(config)
-    if stage == 3 and (offload == "nvme" or device_of(z.get("offload_param")) == "nvme"):
+    if stage == 3 and (offload == "nvme" or _device(z.get("offload_param")) == "nvme"):
         add("pin_memory")
         add("async_io")
     writer = config.get("checkpoint", {}).get("writer") if isinstance(config.get("checkpoint"), dict) else None
