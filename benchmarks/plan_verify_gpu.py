@@ -32,6 +32,11 @@ RUNS = {
     "tinyllama-1.1b": ("tinyllama-1.1b.json", 16, 2048, None, 5),
     "llama-3.2-3b": ("llama-3.2-3b.json", 8, 2048, None, 4),
     "llama-3-8b-lora": ("llama-3-8b.json", 8, 2048, 16, 4),
+    # The third set (out of sample for the terms refitted on the first two): other batches and sequences again
+    "gpt2-c": ("gpt2.json", 16, 512, None, 5),
+    "qwen2-0.5b-c": ("qwen2-0.5b.json", 16, 1024, None, 5),
+    "tinyllama-1.1b-c": ("tinyllama-1.1b.json", 8, 4096, None, 4),
+    "llama-3.2-3b-c": ("llama-3.2-3b.json", 4, 4096, None, 4),
     # CPU smoke runs of this script (--cpu): the test shapes
     "tiny-llama": (str(ROOT / "tests" / "data" / "models" / "tiny-llama.json"), 4, 64, None, 3),
 }
@@ -46,6 +51,8 @@ def command(name: str, args) -> list[str]:
         cmd += ["--lora-rank", str(lora)]
     if args.op_cache:
         cmd += ["--op-cache", args.op_cache]
+    if args.cpu_adam_rate:
+        cmd += ["--cpu-adam-rate", str(args.cpu_adam_rate)]
     if args.cpu:
         cmd += ["--cpu"]
     return cmd
@@ -60,6 +67,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--deadline", type=float, default=540, help="seconds: no model starts after this")
     ap.add_argument("--op-cache", default=None)
+    ap.add_argument("--cpu-adam-rate", type=float, default=None, help="this host's DeepSpeedCPUAdam rate (plan's flag)")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke test of this script)")
     a = ap.parse_args()
     out = Path(a.out)

@@ -66,6 +66,7 @@ class Shape:
     # the norms' weights are trained (False in adapter runs: the normalised input is then not saved for them)
     norm_weights_train: bool = True
     fused_qkv: bool = False  # one projection to q, k and v (gpt2's c_attn, gpt_neox's query_key_value)
+    tied_embeddings: bool = False  # the LM head is the input embedding (counted once in P)
 
 
 @dataclass
@@ -223,7 +224,7 @@ def _llama(cfg: dict[str, Any], *, qkv_bias: bool | None = None) -> tuple[list[M
     tied = bool(cfg.get("tie_word_embeddings", False))
     mods.append(("lm_head", [("model.embed_tokens.weight" if tied else "lm_head.weight", v * h)]))
     return mods, Shape(hidden=h, layers=n_layers, heads=n_heads, kv_heads=kv, intermediate=inter, vocab=v,
-                       gated_mlp=True, dropout=False, norm_upcast=True)
+                       gated_mlp=True, dropout=False, norm_upcast=True, tied_embeddings=tied)
 
 
 def _qwen2(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
@@ -255,7 +256,7 @@ def _gpt2(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
     mods.append(("lm_head", [("transformer.wte.weight" if tied else "lm_head.weight", v * h)]))
     dropout = any(float(cfg.get(k, 0.1) or 0) > 0 for k in ("resid_pdrop", "attn_pdrop", "embd_pdrop"))
     return mods, Shape(hidden=h, layers=n_layers, heads=n_heads, kv_heads=n_heads, intermediate=inner, vocab=v,
-                       gated_mlp=False, dropout=dropout, fused_qkv=True)
+                       gated_mlp=False, dropout=dropout, fused_qkv=True, tied_embeddings=tied)
 
 
 def _gpt_neox(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
@@ -280,7 +281,7 @@ def _gpt_neox(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
     tied = bool(cfg.get("tie_word_embeddings", False))
     mods.append(("embed_out", [("gpt_neox.embed_in.weight" if tied else "embed_out.weight", v * h)]))
     return mods, Shape(hidden=h, layers=n_layers, heads=n_heads, kv_heads=n_heads, intermediate=inter, vocab=v,
-                       gated_mlp=False, dropout=False, fused_qkv=True)
+                       gated_mlp=False, dropout=False, fused_qkv=True, tied_embeddings=tied)
 
 
 def _t5(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
@@ -328,7 +329,8 @@ def _t5(cfg: dict[str, Any]) -> tuple[list[Module], Shape]:
     tied = bool(cfg.get("tie_word_embeddings", True))
     mods.append(("lm_head", [("shared.weight" if tied else "lm_head.weight", v * d)]))
     return mods, Shape(hidden=d, layers=n_enc + n_dec, heads=heads, kv_heads=heads, intermediate=d_ff, vocab=v,
-                       gated_mlp=gated, dropout=float(cfg.get("dropout_rate", 0.1) or 0) > 0, norm_upcast=True)
+                       gated_mlp=gated, dropout=float(cfg.get("dropout_rate", 0.1) or 0) > 0, norm_upcast=True,
+                       tied_embeddings=tied)
 
 
 def resolve(params: int | str | None = None, model: str | None = None, largest_layer: int | str | None = None,

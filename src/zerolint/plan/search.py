@@ -159,7 +159,7 @@ def _explain(ranked: list[Scored], rejected: list[Scored], hw: Hardware) -> None
                          ("more settings than the pick" if more else "less memory headroom"))
                 continue
             slower = s.time.seconds / best.time.seconds - 1
-            worst = s.time.largest_overhead()
+            worst = s.time.largest_overhead(best.time)
             what = f"; its largest overhead: {worst.name} {worst.seconds:.3g} s" if worst else ""
             if s.candidate.checkpointing and not best.candidate.checkpointing:
                 what = "; checkpointing recomputes the forward" + what

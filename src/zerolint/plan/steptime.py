@@ -3,8 +3,10 @@
     compute     tokens x FLOPs per token / (GPUs x peak x efficiency x sqrt(min(1, hidden / 4,096)))
                 FLOPs per token: 6 P + 6 layers x hidden x seq (attention scores), forward and backward (Kaplan et
                 al. 2020; Narayanan et al. 2021); adapter runs 4 P (no weight gradients of the frozen base);
-                checkpointing adds one forward (2 P + 2 layers x hidden x seq). Efficiency: the stated fraction of
-                peak for a large micro step, t / (t + 1,024) of it for t tokens per GPU per micro step.
+                checkpointing adds the layers' forward (2 P_layers + 2 layers x hidden x seq; the embeddings and the
+                LM head are not recomputed). Efficiency: the stated fraction of peak for a large micro step,
+                t / (t + 1,024) of it for t tokens per GPU per micro step.
+    micro step  25 ms per micro step beside its FLOPs (DeepSpeed's engine calls, the loss), serial.
     collectives ring all-reduce 2 (N-1)/N V, reduce-scatter and all-gather (N-1)/N V, over the intra-node link on
                 one node and the network across nodes; per stage (DeepSpeed 0.19.8):
                   0: gradients all-reduced once per step;
@@ -35,14 +37,29 @@ from .job import Job
 LATENCY_S = {"intra": 30e-6, "network": 100e-6}  # per collective launch (NCCL ring, a bucket each)
 HALF_EFFICIENCY_TOKENS = 1024
 # Per parameter tensor and pass: ZeRO-3's fetch/release bookkeeping (partitioned_param_coordinator); measured on one
-# H200 as the step time ZeRO-3 adds to ZeRO-0 over the tensors it manages: 130 us (GPT-2), 370 us (TinyLlama-1.1B),
-# 480 us (Qwen2-0.5B) per tensor and pass (docs/plan.md, "Measured").
-HOOK_S = 300e-6
+# H200 as the step time ZeRO-3 adds to ZeRO-0 over the tensors it manages, per tensor and pass: 130, 370 and 480 us
+# (GPT-2, TinyLlama-1.1B, Qwen2-0.5B at 8-16 k tokens per micro step), 120, 20 and 310 us (the same at 16-32 k
+# tokens, where more of it hides behind the GPU's work): 200 us, about their median (docs/plan.md, "Measured").
+HOOK_S = 200e-6
 # The hidden size from which a GEMM-bound step reaches the stated fraction of peak; below it efficiency falls as
 # sqrt(hidden / FULL_WIDTH) (fitted on the same runs: GPT-2 and Qwen2-0.5B ran 2-3x slower than 6P at 45 %,
 # Llama-3.2-3B and Llama-3-8B at it).
 FULL_WIDTH = 4096
 DEFAULT_BUCKET = 500_000_000
+# What a micro step costs beside its FLOPs: DeepSpeed's engine calls, the loss, the gradient accumulation's
+# bookkeeping; measured on one H200 as the step time a second micro step of half the tokens adds: 13-47 ms over
+# ten pairs of runs of five models (docs/plan.md, "Measured").
+MICRO_STEP_S = 0.025
+
+
+def layer_params(job: Job) -> int:
+    """The parameters of the transformer layers: P without the token embedding, the LM head (when untied) and
+    learned positions, which checkpointing does not recompute."""
+    s = job.model.shape
+    if not (s.vocab and s.hidden):
+        return job.model.params
+    embed = s.vocab * s.hidden * (1 if s.tied_embeddings else 2)
+    return max(0, job.model.params - embed)
 
 
 @dataclass(frozen=True)
@@ -70,9 +87,12 @@ class StepTime:
         serial = sum(t.seconds for t in self.terms if not t.overlapped and not t.name.startswith("compute"))
         return max(self.compute, hidden) + serial
 
-    def largest_overhead(self) -> Term | None:
-        rest = [t for t in self.terms if not t.name.startswith("compute") and t.seconds > 0]
-        return max(rest, key=lambda t: t.seconds, default=None)
+    def largest_overhead(self, than: StepTime | None = None) -> Term | None:
+        """The overhead term that costs the most (beyond `than`'s term of the same name: what makes this step
+        slower than that one), None when there is none."""
+        base = {t.name: t.seconds for t in than.terms} if than is not None else {}
+        rest = [t for t in self.terms if not t.name.startswith("compute") and t.seconds - base.get(t.name, 0.0) > 0]
+        return max(rest, key=lambda t: t.seconds - base.get(t.name, 0.0), default=None)
 
 
 def _d(job: Job) -> int:
@@ -88,13 +108,20 @@ def step_time(c: Candidate, job: Job, hw: Hardware) -> StepTime:
     tokens = c.micro_batch * c.grad_accum * N * seq
     attn = 6 * (s.layers or 0) * (s.hidden or 0) * seq
     per_token = (4 * P if job.lora_rank else 6 * P) + attn
-    if c.checkpointing:
-        per_token += 2 * P + attn // 3
+    recompute = 0
+    if c.checkpointing:  # the layers' forward again; the embeddings and the LM head are not checkpointed
+        recompute = 2 * layer_params(job) + attn // 3
     micro_tokens = c.micro_batch * seq
     narrow = min(1.0, (s.hidden or FULL_WIDTH) / FULL_WIDTH) ** 0.5  # small GEMMs, more elementwise per FLOP
     eff = hw.mfu * narrow * micro_tokens / (micro_tokens + HALF_EFFICIENCY_TOKENS)
     terms = [Term("compute", tokens * per_token / (N * hw.tflops * 1e12 * eff), False,
                   f"{tokens:,} tokens x {per_token:.3g} FLOPs / ({N} x {hw.tflops:g} TFLOPS x {eff:.0%})")]
+    if recompute:
+        terms.append(Term("compute: checkpointing's recomputation", tokens * recompute / (N * hw.tflops * 1e12 * eff),
+                          False, f"{tokens:,} tokens x {recompute:.3g} FLOPs (the layers' forward) at {eff:.0%}"))
+    terms.append(Term("per micro step", c.grad_accum * MICRO_STEP_S, False,
+                      f"{c.grad_accum} micro steps x {MICRO_STEP_S * 1e3:g} ms (DeepSpeed's forward/backward/step "
+                      "calls, the loss; measured on one H200)"))
     if N > 1:
         link = "network" if hw.nodes > 1 else "intra"
         bw = (hw.network_gbps if hw.nodes > 1 else hw.intra_gbps) * GB
