@@ -1,0 +1,216 @@
+"""`zerolint plan --verify`: the plan's candidates run for real (DeepSpeed 0.19.8 on the CPU here, an H200 in
+docs/plan.md) with the model's real shape. The shapes are checked against the estimate's parameter counts in torch;
+the command end to end through verify's warm runner; what a run's record means (a pass, an out-of-memory that is the
+estimate's error, a pass on a GPU larger than the planned one) from records in the runner's shape."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import oracle
+
+from zerolint.estimate.modelspec import load_hf_config
+from zerolint.plan.hardware import Hardware, preset
+from zerolint.plan.job import Job
+from zerolint.plan.measure import Measured, Verification, to_measure
+from zerolint.plan.search import plan
+from zerolint.plan.write import config_text
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "fixtures" / "models"
+TINY = ROOT / "tests" / "data" / "models"
+GiB = 2**30
+EXT_DIR = os.environ.get("TORCH_EXTENSIONS_DIR", str(ROOT / ".cache" / "torch_extensions"))
+needs_torch = oracle(importlib.util.find_spec("torch") is None, "needs torch (pip install '.[verify]')")
+needs_deepspeed = oracle(importlib.util.find_spec("deepspeed") is None or importlib.util.find_spec("torch") is None,
+                         "needs torch and deepspeed (pip install '.[verify]')")
+
+
+# -- the real shapes --------------------------------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("name", ["gpt2", "qwen2-0.5b", "tinyllama-1.1b", "llama-2-7b", "mistral-7b", "llama-3-8b"])
+def test_the_built_model_has_the_estimates_parameters(name):
+    """verify's child builds exactly the tensors the estimate counts (on the meta device: no memory), and an adapter
+    run trains exactly the adapters the plan counts."""
+    import torch
+
+    from zerolint.verify.archs import build
+    from zerolint.verify.realshape import from_hf_config
+
+    cfg = json.loads((MODELS / f"{name}.json").read_text())
+    spec = load_hf_config(str(MODELS / f"{name}.json"))
+    for rank in (0, 8):
+        job = Job(model=spec, lora_rank=rank or None)
+        shape = from_hf_config(cfg, seq=16, lora_rank=rank, params=spec.params + job.adapter_params())
+        with torch.device("meta"):
+            model = build(shape.to_json())
+        built = sum(p.numel() for p in model.parameters())
+        trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        assert built == spec.params + job.adapter_params() == shape.params
+        assert trained == job.trainable_params()
+
+
+def test_a_model_verify_does_not_build_is_a_located_error():
+    from zerolint.verify.realshape import ShapeError, from_hf_config
+
+    with pytest.raises(ShapeError, match=r"model_type 't5' is not built by verify \(built: llama, mistral, qwen2, "
+                                         r"gpt2\)"):
+        from_hf_config(json.loads((MODELS / "t5-small.json").read_text()), seq=128)
+    with pytest.raises(ShapeError, match=r"--seq-len 2048 is longer than gpt2's 1024 positions"):
+        from_hf_config(json.loads((MODELS / "gpt2.json").read_text()), seq=2048)
+
+
+# -- which candidates run ---------------------------------------------------------------------------------------
+
+def test_the_pick_then_one_of_each_kind_of_alternative():
+    job = Job(model=load_hf_config(str(MODELS / "tinyllama-1.1b.json")), global_batch=16, seq_len=2048)
+    hw = Hardware(host_memory=120 * GiB, **preset("h200"))
+    chosen = to_measure(plan(job, hw).ranked, 5)
+    assert [s.candidate.describe() for s in chosen] == [
+        "ZeRO-0, no offload, micro 16 x accum 1",
+        "ZeRO-0, no offload, micro 8 x accum 2",
+        "ZeRO-0, no offload, micro 16 x accum 1, checkpointing",
+        "ZeRO-2, offload optimizer->cpu, micro 16 x accum 1",
+        "ZeRO-3, no offload, micro 16 x accum 1",
+    ]
+    assert [s.candidate.describe() for s in to_measure(plan(job, hw).ranked, 2)] == chosen_first(chosen, 2)
+
+
+def chosen_first(chosen, k):
+    return [s.candidate.describe() for s in chosen[:k]]
+
+
+# -- what a record means ----------------------------------------------------------------------------------------
+
+def _scored():
+    job = Job(model=load_hf_config(str(MODELS / "tinyllama-1.1b.json")), global_batch=16, seq_len=2048)
+    return plan(job, Hardware(host_memory=120 * GiB, **preset("h200"))).ranked[:3]
+
+
+def _record(status="pass", steps=(1.0, 0.5, 0.7, 0.6), alloc=80 * GiB, reserved=90 * GiB, error=None):
+    rec = {"status": status, "timings": {"step_s": list(steps)},
+           "memory": {"peak_allocated_bytes": alloc, "peak_reserved_bytes": reserved,
+                      "host_rss_peak_bytes": 5 * GiB}}
+    if error:
+        rec.update(phase="step 1", error=error)
+    return rec
+
+
+def test_a_pass_an_out_of_memory_and_a_pass_on_a_larger_gpu():
+    a, b, c = _scored()
+    hw = Hardware(host_memory=120 * GiB, **preset("h200"))
+    ok = Measured(a, _record(), hw, "cuda")
+    assert (ok.status, ok.fits, ok.step_seconds, ok.verdict) == ("pass", True, 0.6, "fits")  # median after warm-up
+    oom = Measured(b, _record("fail", error={"type": "OutOfMemoryError", "message": "CUDA out of memory. Tried to "
+                                                                                     "allocate 2.00 GiB"}), hw, "cuda")
+    assert (oom.status, oom.fits, oom.step_seconds) == ("oom", False, None)
+    assert oom.verdict == (f"out of memory: the estimate said it fits ({b.per_gpu_bytes / GiB:.1f} GiB with its "
+                           "margin): the estimate's error")
+    small = Hardware(host_memory=120 * GiB, gpu_memory=80 * GiB)  # planned for 80 GiB, run on the 139 GiB H200
+    big = Measured(c, _record(reserved=85 * GiB), small, "cuda")
+    assert (big.status, big.fits) == ("pass", False)
+    assert big.verdict == "ran, but reserved 85.0 GiB: more than the planned 80 GiB GPU"
+    v = Verification("cuda:NVIDIA H200", "cuda", [ok, oom, big])
+    assert v.pick is ok and v.pick_ratio() == 1.0 and v.spearman() is None  # two ran: no ranking to judge
+
+
+def test_a_failed_run_says_where_and_why():
+    (a, *_), hw = _scored(), Hardware(**preset("h200"))
+    m = Measured(a, _record("fail", error={"type": "ValueError", "message": "bad\nmore"}), hw, "cuda")
+    assert (m.status, m.verdict) == ("fail", "fail at step 1: ValueError: bad")
+
+
+# -- end to end on the CPU --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ops_built(tmp_path_factory):
+    """The op the tiny plans' configs load on the CPU, built before any run's clock (as tests/test_verify_cpu.py)."""
+    d = tmp_path_factory.mktemp("prepare")
+    cfg = d / "fused.json"
+    cfg.write_text(json.dumps({"train_micro_batch_size_per_gpu": 2, "optimizer": {"type": "AdamW",
+                                                                                  "params": {"lr": 1e-4}}}))
+    p = subprocess.run([sys.executable, "-m", "zerolint", "verify", "--prepare", "--cpu", str(cfg)],
+                       capture_output=True, text=True, env={**os.environ, "TORCH_EXTENSIONS_DIR": EXT_DIR}, cwd=ROOT,
+                       timeout=1700)
+    assert p.returncode == 0, p.stderr[-4000:]
+    return EXT_DIR
+
+
+def plan_verify(ops_built, tmp_path, model, *args):
+    env = {**os.environ, "NO_COLOR": "1", "TORCH_EXTENSIONS_DIR": ops_built,
+           "ZEROLINT_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-m", "zerolint", "plan", "--model", str(TINY / model), "--gpu-memory",
+                           "8GB", "--host-memory", "64GB", "--global-batch", "4", "--seq-len", "64", "--verify",
+                           "--cpu", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
+
+
+@pytest.mark.slow
+@pytest.mark.deepspeed
+@needs_deepspeed
+def test_plan_verify_runs_the_candidates_and_writes_the_measured_pick(ops_built, tmp_path):
+    out = tmp_path / "ds.json"
+    p = plan_verify(ops_built, tmp_path, "tiny-llama.json", "--verify-top", "3", "--format", "json", "--write",
+                    str(out))
+    assert p.returncode == 0, p.stderr[-3000:]
+    v = json.loads(p.stdout)["verify"]
+    assert v["accelerator"] == "cpu" and v["device"].startswith("cpu:")
+    got = [(c["rank_in_plan"], c["summary"], c["status"], c["fits"], c["verdict"]) for c in v["candidates"]]
+    assert got == [(1, "ZeRO-0, no offload, micro 4 x accum 1", "pass", True, "fits"),
+                   (31, "ZeRO-0, no offload, micro 2 x accum 2", "pass", True, "fits"),
+                   (4, "ZeRO-0, no offload, micro 4 x accum 1, checkpointing", "pass", True, "fits")]
+    params = load_hf_config(str(TINY / "tiny-llama.json")).params
+    for c in v["candidates"]:
+        m = c["measured"]
+        assert m["params_built"] == m["params_trained"] == params == 250_432
+        assert len(m["step_s"]) == 4 and m["step_seconds"] == statistics.median(m["step_s"][1:])
+        assert m["peak_allocated_bytes"] is None and c["estimate"]["allocated_vs_covered"] is None  # no GPU
+    fastest = min(v["candidates"], key=lambda c: c["measured"]["step_seconds"])
+    assert v["pick"]["summary"] == fastest["summary"]
+    assert v["plans_pick_vs_fastest"] == round(v["candidates"][0]["measured"]["step_seconds"]
+                                               / fastest["measured"]["step_seconds"], 4)
+    assert v["spearman"] is not None and v["estimate_errors"] == []
+    # --write writes the measured pick, in the consumer's form, and checks it
+    job = Job(model=load_hf_config(str(TINY / "tiny-llama.json")), global_batch=4, seq_len=64)
+    pick = next(s for s in plan(job, Hardware(gpu_memory=8 * GiB, host_memory=64 * GiB)).ranked
+                if s.candidate.describe() == fastest["summary"])
+    assert out.read_text() == config_text(pick.candidate, job, 1)
+    assert f"zerolint: wrote {out} (deepspeed); zerolint check: no errors or warnings" in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.deepspeed
+@needs_deepspeed
+def test_plan_verify_of_an_adapter_run_trains_only_the_adapters(ops_built, tmp_path):
+    p = plan_verify(ops_built, tmp_path, "tiny-gpt2.json", "--lora-rank", "4", "--verify-top", "2", "-q")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stderr == ""  # -q: no progress lines
+    lines = p.stdout.splitlines()
+    at = lines.index(next(x for x in lines if x.startswith("Measured on ")))
+    assert lines[at].endswith("(2 candidates, the median of the timed steps after a warm-up step):")
+    assert lines[at + 1].split() == ["#", "config", "need", "GiB", "alloc", "reserved", "vs", "est", "model", "s",
+                                     "step", "s", "verdict"]
+    assert [x.split()[0] for x in lines[at + 2:at + 4]] == ["1", "31"] and all(x.endswith("  fits")
+                                                                            for x in lines[at + 2:at + 4])
+    assert any(x.startswith("Pick (measured): ZeRO-0, no offload, ") for x in lines)
+    assert "On the CPU: step times only; no GPU memory was measured." in lines
+
+
+def test_verify_needs_a_config_json_and_one_node(tmp_path):
+    def plan_cli(*args):
+        return subprocess.run([sys.executable, "-m", "zerolint", "plan", "--gpu", "h200", "--global-batch", "8",
+                               *args], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+    p = plan_cli("--params", "1B", "--verify")
+    assert p.returncode == 2
+    assert "--verify builds the model from its config.json: give --model config.json" in p.stderr
+    p = plan_cli("--model", str(MODELS / "gpt2.json"), "--nodes", "2", "--verify")
+    assert (p.returncode, p.stderr) == (2, "zerolint: error: --verify runs on this machine: a plan for 2 nodes "
+                                           "cannot be run here\n")
