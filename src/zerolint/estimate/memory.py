@@ -1089,6 +1089,12 @@ def _activations(b: _Parts) -> bool:
     act = _activation_parts(model, plan, workload, mb)
     if act is not None:
         add("activations + logits", act[0], "gpu", act[1], (FWD,), False, "activations")
+        vocab, tokens = model.shape.vocab or 0, (workload.seq_len or 0) * (mb or 0)
+        if vocab:  # measured on an H200: reserved exceeds allocated by about this much on large vocabularies
+            b.out.append(Component("allocator: the logits' block", plan.d * vocab * tokens, "gpu",
+                                   f"{plan.d} B x V {vocab:,} x {tokens:,} tokens: the 16-bit logits, freed when the "
+                                   "loss returns, leave a block the loss's 4-byte tensors do not fit",
+                                   ALWAYS, False, True, "margin_logits"))
         if mid_bwd:
             add("activations still saved", int((1 - done) * act[2]), "gpu",
                 f"(1 - rbs/P = {1 - done:.2f}) x the layers' activations: backward runs from the output end and "
