@@ -214,3 +214,12 @@ def test_verify_needs_a_config_json_and_one_node(tmp_path):
     p = plan_cli("--model", str(MODELS / "gpt2.json"), "--nodes", "2", "--verify")
     assert (p.returncode, p.stderr) == (2, "zerolint: error: --verify runs on this machine: a plan for 2 nodes "
                                            "cannot be run here\n")
+
+
+def test_the_measured_tables_in_docs_plan_md_are_the_benchmarks_output():
+    if str(ROOT / "benchmarks") not in sys.path:  # a benchmark module (dataclasses need it importable by name)
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    module = importlib.import_module("plan_measured")
+    doc = (ROOT / "docs" / "plan.md").read_text()
+    between = doc.split("<!-- plan_measured -->\n", 1)[1].split("\n<!-- /plan_measured -->", 1)[0]
+    assert between + "\n" == module.markdown(module.load()), "run python benchmarks/plan_measured.py"
