@@ -223,3 +223,10 @@ def test_the_measured_tables_in_docs_plan_md_are_the_benchmarks_output():
     doc = (ROOT / "docs" / "plan.md").read_text()
     between = doc.split("<!-- plan_measured -->\n", 1)[1].split("\n<!-- /plan_measured -->", 1)[0]
     assert between + "\n" == module.markdown(module.load()), "run python benchmarks/plan_measured.py"
+
+
+def test_the_verify_options_need_verify(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "zerolint", "plan", "--params", "1B", "--gpu", "h200", "--global-batch",
+                        "8", "--steps", "4", "--cpu"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 2
+    assert "Error: --steps, --cpu: only with --verify" in p.stderr

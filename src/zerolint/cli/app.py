@@ -252,6 +252,12 @@ def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_nod
     assert model is not None  # resolve() is None only without params and model_config (refused above)
     job = Job(model=model, seq_len=seq_len, global_batch=global_batch, micro_batch=micro_batch, precision=precision,
               lora_rank=lora_rank, checkpointing=checkpointing, target=target, lr=lr)
+    ctx = click.get_current_context()
+    given = [name for name in ("verify_top", "steps", "timeout", "cpu", "op_cache", "quiet")
+             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+    if given and not verify:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise click.UsageError(f"{flags}: only with --verify")
     measure = None
     if verify:
         if model_config is None:
