@@ -120,6 +120,11 @@ def test_a_pass_an_out_of_memory_and_a_pass_on_a_larger_gpu():
     assert big.verdict == "ran, but reserved 85.0 GiB: more than the planned 80 GiB GPU"
     v = Verification("cuda:NVIDIA H200", "cuda", [ok, oom, big])
     assert v.pick is ok and v.pick_ratio() == 1.0 and v.spearman() is None  # two ran: no ranking to judge
+    a2 = Measured(c, _record(steps=(1.0, 0.595, 0.59, 0.59), reserved=60 * GiB), hw, "cuda")
+    assert Verification("d", "cuda", [ok, a2]).pick is ok  # 0.59 s is within 2 % of 0.6: the plan's pick stays
+    a3 = Measured(c, _record(steps=(1.0, 0.5, 0.5, 0.5), reserved=60 * GiB), hw, "cuda")
+    v = Verification("d", "cuda", [ok, a3])
+    assert v.pick is a3 and v.pick_ratio() == pytest.approx(1.2)
 
 
 def test_a_failed_run_says_where_and_why():
@@ -172,10 +177,12 @@ def test_plan_verify_runs_the_candidates_and_writes_the_measured_pick(ops_built,
         assert m["params_built"] == m["params_trained"] == params == 250_432
         assert len(m["step_s"]) == 4 and m["step_seconds"] == statistics.median(m["step_s"][1:])
         assert m["peak_allocated_bytes"] is None and c["estimate"]["allocated_vs_covered"] is None  # no GPU
-    fastest = min(v["candidates"], key=lambda c: c["measured"]["step_seconds"])
+    # the fastest measured, or within 2 % of it (a tie) the one measured first
+    best = min(c["measured"]["step_seconds"] for c in v["candidates"])
+    fastest = next(c for c in v["candidates"] if c["measured"]["step_seconds"] <= best * 1.02)
     assert v["pick"]["summary"] == fastest["summary"]
     assert v["plans_pick_vs_fastest"] == round(v["candidates"][0]["measured"]["step_seconds"]
-                                               / fastest["measured"]["step_seconds"], 4)
+                                               / v["pick"]["measured"]["step_seconds"], 4)
     assert v["spearman"] is not None and v["estimate_errors"] == []
     # --write writes the measured pick, in the consumer's form, and checks it
     job = Job(model=load_hf_config(str(TINY / "tiny-llama.json")), global_batch=4, seq_len=64)

@@ -20,6 +20,7 @@ from .job import Job, PlanError
 from .search import Result, Scored
 from .write import config_for
 
+MEASURED_TIE = 0.02  # step times within 2 % of the fastest measured one are a tie
 CUDA_CONTEXT = 512 * 2**20  # not in torch's max_memory_reserved: the estimate's margin counts it (docs/estimate.md)
 
 
@@ -120,15 +121,21 @@ class Verification:
 
     @property
     def pick(self) -> Measured | None:
+        """The fastest measured candidate that fits; within MEASURED_TIE of the fastest (a few timed steps' noise),
+        the one measured first: the plan's pick before its alternatives."""
         fits = [m for m in self.measured if m.fits and m.step_seconds is not None]
-        return min(fits, key=lambda m: m.step_seconds or 0.0) if fits else None
+        if not fits:
+            return None
+        fastest = min(m.step_seconds or 0.0 for m in fits)
+        return next(m for m in fits if (m.step_seconds or 0.0) <= fastest * (1 + MEASURED_TIE))
 
     @property
     def plans_pick(self) -> Measured | None:
         return self.measured[0] if self.measured else None
 
     def pick_ratio(self) -> float | None:
-        """The plan's own pick measured, over the fastest measured (1.00: the model picked the fastest)."""
+        """The plan's own pick measured, over the measured pick (1.00: the model picked the fastest, or one within
+        MEASURED_TIE of it)."""
         pick, first = self.pick, self.plans_pick
         if pick is None or first is None or first.step_seconds is None or not pick.step_seconds:
             return None
