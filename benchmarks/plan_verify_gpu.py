@@ -37,6 +37,7 @@ RUNS = {
     "qwen2-0.5b-c": ("qwen2-0.5b.json", 16, 1024, None, 5),
     "tinyllama-1.1b-c": ("tinyllama-1.1b.json", 8, 4096, None, 4),
     "llama-3.2-3b-c": ("llama-3.2-3b.json", 4, 4096, None, 4),
+    "llama-3-8b-lora-c": ("llama-3-8b.json", 16, 1024, 16, 3),
     # CPU smoke runs of this script (--cpu): the test shapes
     "tiny-llama": (str(ROOT / "tests" / "data" / "models" / "tiny-llama.json"), 4, 64, None, 3),
 }
