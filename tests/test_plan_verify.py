@@ -36,7 +36,8 @@ needs_deepspeed = oracle(importlib.util.find_spec("deepspeed") is None or import
 # -- the real shapes --------------------------------------------------------------------------------------------
 
 @needs_torch
-@pytest.mark.parametrize("name", ["gpt2", "qwen2-0.5b", "tinyllama-1.1b", "llama-2-7b", "mistral-7b", "llama-3-8b"])
+@pytest.mark.parametrize("name", ["gpt2", "qwen2-0.5b", "tinyllama-1.1b", "llama-2-7b", "mistral-7b", "llama-3-8b",
+                                  "pythia-160m"])
 def test_the_built_model_has_the_estimates_parameters(name):
     """verify's child builds exactly the tensors the estimate counts (on the meta device: no memory), and an adapter
     run trains exactly the adapters the plan counts."""
@@ -58,11 +59,46 @@ def test_the_built_model_has_the_estimates_parameters(name):
         assert trained == job.trainable_params()
 
 
+TINY_CONFIGS = {
+    "llama": {"model_type": "llama", "vocab_size": 256, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128},
+    "qwen2": {"model_type": "qwen2", "vocab_size": 256, "hidden_size": 64, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+              "tie_word_embeddings": True},
+    "gpt2": {"model_type": "gpt2", "vocab_size": 256, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 64},
+    "gpt_neox": {"model_type": "gpt_neox", "vocab_size": 256, "hidden_size": 64, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "intermediate_size": 256, "use_parallel_residual": False},
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("arch", sorted(TINY_CONFIGS))
+@pytest.mark.parametrize("rank,checkpointing", [(0, False), (4, True)])
+def test_each_architecture_trains_what_it_should(arch, rank, checkpointing):
+    """A forward and backward of each built architecture (bf16, on the CPU): a finite loss, and gradients on exactly
+    the parameters that train (every one; with adapters, the adapters only), checkpointing or not."""
+    import torch
+
+    from zerolint.verify.archs import build
+    from zerolint.verify.realshape import from_hf_config
+
+    torch.manual_seed(0)
+    model = build(from_hf_config(TINY_CONFIGS[arch], seq=32, lora_rank=rank,
+                                 checkpointing=checkpointing).to_json()).to(torch.bfloat16)
+    ids = torch.randint(0, 256, (2, 33))
+    loss = model(ids[:, :-1], ids[:, 1:])
+    loss.backward()
+    assert torch.isfinite(loss.detach())
+    got = {n for n, p in model.named_parameters() if p.grad is not None}
+    want = {n for n, p in model.named_parameters() if (not rank) or "lora_" in n}
+    assert got == want and got
+
+
 def test_a_model_verify_does_not_build_is_a_located_error():
     from zerolint.verify.realshape import ShapeError, from_hf_config
 
     with pytest.raises(ShapeError, match=r"model_type 't5' is not built by verify \(built: llama, mistral, qwen2, "
-                                         r"gpt2\)"):
+                                         r"gpt2, gpt_neox\)"):
         from_hf_config(json.loads((MODELS / "t5-small.json").read_text()), seq=128)
     with pytest.raises(ShapeError, match=r"--seq-len 2048 is longer than gpt2's 1024 positions"):
         from_hf_config(json.loads((MODELS / "gpt2.json").read_text()), seq=2048)

@@ -95,21 +95,61 @@ class GPT2Block(nn.Module):
         return x + self.drop(self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh")))
 
 
+class NeoXBlock(nn.Module):
+    """transformers' GPTNeoXLayer: q, k and v interleaved per head in one projection, rotary on the first
+    `rotary_dims` of each head, the MLP beside the attention (parallel residual) unless the config says not."""
+
+    def __init__(self, s: dict) -> None:
+        super().__init__()
+        h, r = s["hidden"], s["lora_rank"]
+        self.nh, self.hd, self.rot, self.parallel = s["heads"], s["head_dim"], s["rotary_dims"], s["parallel_residual"]
+        self.input_layernorm = nn.LayerNorm(h, eps=s["norm_eps"])
+        self.post_attention_layernorm = nn.LayerNorm(h, eps=s["norm_eps"])
+        self.query_key_value, self.dense = _linear(h, 3 * h, s["qkv_bias"], r), _linear(h, h, s["o_bias"], r)
+        self.dense_h_to_4h = _linear(h, s["intermediate"], True, r)
+        self.dense_4h_to_h = _linear(s["intermediate"], h, True, r)
+
+    def _attn(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, t, h = x.shape
+        q, k, v = self.query_key_value(x).view(b, t, self.nh, 3 * self.hd).transpose(1, 2).chunk(3, dim=-1)
+        n = self.rot
+
+        def rope(y: torch.Tensor) -> torch.Tensor:
+            r, rest = y[..., :n], y[..., n:]
+            return torch.cat((r * cos + _rotate_half(r) * sin, rest), dim=-1)
+
+        a = F.scaled_dot_product_attention(rope(q), rope(k), v, is_causal=True)
+        return self.dense(a.transpose(1, 2).reshape(b, t, h))
+
+    def _mlp(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        if self.parallel:
+            return x + self._attn(self.input_layernorm(x), cos, sin) + self._mlp(self.post_attention_layernorm(x))
+        x = x + self._attn(self.input_layernorm(x), cos, sin)
+        return x + self._mlp(self.post_attention_layernorm(x))
+
+
+BLOCKS = {"llama": LlamaBlock, "gpt2": GPT2Block, "neox": NeoXBlock}
+
+
 class CausalLM(nn.Module):
     def __init__(self, s: dict) -> None:
         super().__init__()
         self.s = s
         h, v = s["hidden"], s["vocab"]
-        llama = s["arch"] == "llama"
+        llama, rotary = s["arch"] == "llama", s["arch"] in ("llama", "neox")
         self.embed = nn.Embedding(v, h)
-        self.pos = None if llama else nn.Embedding(s["positions"], h)
-        self.blocks = nn.ModuleList((LlamaBlock(s) if llama else GPT2Block(s)) for _ in range(s["layers"]))
+        self.pos = None if rotary else nn.Embedding(s["positions"], h)
+        self.blocks = nn.ModuleList(BLOCKS[s["arch"]](s) for _ in range(s["layers"]))
         self.norm: nn.Module = RMSNorm(h, s["norm_eps"]) if llama else nn.LayerNorm(h, eps=s["norm_eps"])
         self.lm_head = nn.Linear(h, v, bias=False)
         if s["tied"]:
             self.lm_head.weight = self.embed.weight
-        if llama:
-            inv = 1.0 / (s["rope_theta"] ** (torch.arange(0, s["head_dim"], 2, dtype=torch.float32) / s["head_dim"]))
+        if rotary:
+            dims = s.get("rotary_dims") or s["head_dim"]
+            inv = 1.0 / (s["rope_theta"] ** (torch.arange(0, dims, 2, dtype=torch.float32) / dims))
             self.register_buffer("inv_freq", inv, persistent=False)
         if s["lora_rank"]:  # PEFT: everything but the adapters is frozen
             for name, p in self.named_parameters():

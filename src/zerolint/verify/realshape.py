@@ -3,8 +3,10 @@ config.json's model, with random weights, no download and no transformers import
 the torch modules from `to_json()` (archs.py).
 
 Built: llama, mistral and qwen2 (RMSNorm in fp32, rotary q/k, grouped-query SDPA, SwiGLU MLP, the LM head tied or
-not) and gpt2 (learned positions, LayerNorm, fused qkv, GELU MLP, dropout, the head tied). The parameter count is
-the config.json's as `zerolint estimate` counts it (estimate/modelspec.py); the child reports what it built.
+not), gpt2 (learned positions, LayerNorm, fused qkv, GELU MLP, dropout, the head tied) and gpt_neox (pythia:
+LayerNorm, fused per-head qkv, rotary on a fraction of each head, GELU MLP, parallel residual, the head untied).
+The parameter count is the config.json's as `zerolint estimate` counts it (estimate/modelspec.py); the child reports
+what it built.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 LLAMA_LIKE = ("llama", "mistral", "qwen2")
-BUILT = (*LLAMA_LIKE, "gpt2")
+BUILT = (*LLAMA_LIKE, "gpt2", "gpt_neox")
 
 
 class ShapeError(ValueError):
@@ -22,7 +24,7 @@ class ShapeError(ValueError):
 
 @dataclass
 class RealShape:
-    arch: str  # "llama" (llama, mistral, qwen2) | "gpt2"
+    arch: str  # "llama" (llama, mistral, qwen2) | "gpt2" | "neox"
     model_type: str
     vocab: int
     hidden: int
@@ -40,6 +42,8 @@ class RealShape:
     norm_eps: float = 1e-6
     rope_theta: float = 10000.0
     dropout: float = 0.0
+    rotary_dims: int = 0  # gpt_neox: the leading dimensions of each head that are rotated (0: all of them)
+    parallel_residual: bool = False  # gpt_neox: x + attn(ln1(x)) + mlp(ln2(x))
     lora_rank: int = 0  # rank-r adapters on every projection (PEFT's all-linear); everything else frozen
     checkpointing: bool = False  # every layer under torch.utils.checkpoint
     params: int = 0  # what the estimate counts (base + adapters), checked against the built model
@@ -79,6 +83,18 @@ def from_hf_config(cfg: dict[str, Any], *, seq: int, lora_rank: int = 0, checkpo
                          tied=bool(cfg.get("tie_word_embeddings", True)), qkv_bias=True, o_bias=True, mlp_bias=True,
                          norm_eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
                          dropout=float(cfg.get("resid_pdrop", 0.1) or 0.0), **common)  # type: ignore[arg-type]
+    if model_type == "gpt_neox":
+        h, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
+        bias = bool(cfg.get("attention_bias", True))
+        rotary = int(h // heads * float(cfg.get("rotary_pct", 0.25)))
+        return RealShape(arch="neox", vocab=_int(cfg, "vocab_size"), hidden=h, layers=_int(cfg, "num_hidden_layers"),
+                         heads=heads, kv_heads=heads, head_dim=h // heads,
+                         intermediate=_int(cfg, "intermediate_size", default=4 * h),
+                         tied=bool(cfg.get("tie_word_embeddings", False)), qkv_bias=bias, o_bias=bias, mlp_bias=True,
+                         norm_eps=float(cfg.get("layer_norm_eps", 1e-5)),
+                         rope_theta=float(cfg.get("rotary_emb_base", cfg.get("rope_theta", 10000.0))),
+                         rotary_dims=max(2, rotary - rotary % 2),
+                         parallel_residual=bool(cfg.get("use_parallel_residual", True)), **common)  # type: ignore[arg-type]
     h, heads = _int(cfg, "hidden_size"), _int(cfg, "num_attention_heads")
     qwen = model_type == "qwen2"
     return RealShape(arch="llama", vocab=_int(cfg, "vocab_size"), hidden=h, layers=_int(cfg, "num_hidden_layers"),
