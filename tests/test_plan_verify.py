@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -273,3 +274,30 @@ def test_the_verify_options_need_verify(tmp_path):
                         "8", "--steps", "4", "--cpu"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert p.returncode == 2
     assert "Error: --steps, --cpu: only with --verify" in p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.deepspeed
+@needs_deepspeed
+def test_ctrl_c_during_plan_verify_exits_130_and_leaves_nothing(ops_built, tmp_path):
+    from test_verify_cpu import cmdline, processes_marked, wait_for
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "NO_COLOR": "1", "TORCH_EXTENSIONS_DIR": ops_built, "TMPDIR": str(tmp),
+           "ZEROLINT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "zerolint", "plan", "--model", str(TINY / "tiny-llama.json"),
+                             "--gpu-memory", "8GB", "--global-batch", "4", "--seq-len", "64", "--verify", "--cpu",
+                             "--steps", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tmp_path)
+    try:
+        wait_for(lambda: len([p for p in processes_marked(proc.pid) if "zerolint.verify.forkserver" in cmdline(p)])
+                 >= 2, 180, "the server and a forked child running")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (130, ""), err[-3000:]
+    assert "zerolint plan: interrupted; every process of the run was stopped" in err
+    assert processes_marked(proc.pid) == []
+    assert list(tmp.iterdir()) == []

@@ -268,6 +268,11 @@ def plan_cmd(model_config, params, hidden, layers, vocab, gpu_name, gpus_per_nod
         sys.exit(run(job, hardware, top=top, fmt=fmt, write=write, start_from=start_from, verify=measure))
     except PlanError as e:
         fail(str(e))
+    except KeyboardInterrupt as e:  # --verify: Ctrl-C, SIGTERM, SIGHUP; the runs are already stopped
+        from ..verify.runner import exit_code
+
+        click.echo("zerolint plan: interrupted; every process of the run was stopped", err=True)
+        sys.exit(exit_code(e))
 
 
 @main.command("verify")

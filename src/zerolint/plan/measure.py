@@ -269,7 +269,7 @@ def measure(result: Result, job: Job, hw: Hardware, opts: MeasureOptions, say) -
     """Run the chosen candidates of `result` here; raises PlanError for what cannot run (no torch/deepspeed, a
     plan for more GPUs than this machine has, a model verify does not build)."""
     from ..verify.options import UsageError, VerifyOptions
-    from ..verify.runner import detect_gpus
+    from ..verify.runner import detect_gpus, signals_as_interrupt
     from ..verify.session import accelerator_of, need_torch_and_deepspeed, run_plans_here
 
     if hw.nodes != 1:
@@ -294,7 +294,8 @@ def measure(result: Result, job: Job, hw: Hardware, opts: MeasureOptions, say) -
         plans = run_plans_for(chosen, job, hw, tmp, opts.steps, opts.model_config)
         names = [f"#{result.ranked.index(s) + 1} {s.candidate.describe()}" for s in chosen]
         try:
-            records = run_plans_here(plans, names, vopts, accelerator, device_kind, 1, say, cleanup=(tmp,))
+            with signals_as_interrupt():  # Ctrl-C, SIGTERM, SIGHUP: every child stopped before the exit
+                records = run_plans_here(plans, names, vopts, accelerator, device_kind, 1, say, cleanup=(tmp,))
         except UsageError as e:
             raise PlanError(f"--verify: {e}") from None
     finally:
