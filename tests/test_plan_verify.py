@@ -151,6 +151,9 @@ def test_a_pass_an_out_of_memory_and_a_pass_on_a_larger_gpu():
     assert (oom.status, oom.fits, oom.step_seconds) == ("oom", False, None)
     assert oom.verdict == (f"out of memory: the estimate said it fits ({b.per_gpu_bytes / GiB:.1f} GiB with its "
                            "margin): the estimate's error")
+    assert not ok.above_estimate  # 90 GiB reserved + the context, under the estimate's need
+    above = Measured(a, _record(reserved=a.per_gpu_bytes), hw, "cuda")
+    assert above.above_estimate and above.fits  # it fits the H200, but reserved more than the estimate said
     small = Hardware(host_memory=120 * GiB, gpu_memory=80 * GiB)  # planned for 80 GiB, run on the 139 GiB H200
     big = Measured(c, _record(reserved=85 * GiB), small, "cuda")
     assert (big.status, big.fits) == ("pass", False)
@@ -220,7 +223,7 @@ def test_plan_verify_runs_the_candidates_and_writes_the_measured_pick(ops_built,
     assert v["pick"]["summary"] == fastest["summary"]
     assert v["plans_pick_vs_fastest"] == round(v["candidates"][0]["measured"]["step_seconds"]
                                                / v["pick"]["measured"]["step_seconds"], 4)
-    assert v["spearman"] is not None and v["estimate_errors"] == []
+    assert v["spearman"] is not None and v["estimate_errors"] == [] and v["above_estimate"] == []
     # --write writes the measured pick, in the consumer's form, and checks it
     job = Job(model=load_hf_config(str(TINY / "tiny-llama.json")), global_batch=4, seq_len=64)
     pick = next(s for s in plan(job, Hardware(gpu_memory=8 * GiB, host_memory=64 * GiB)).ranked

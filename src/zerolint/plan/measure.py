@@ -105,6 +105,12 @@ class Measured:
         return f"{self.status}" + (f" at {where}" if where else "") + (f": {what[0][:160]}" if what else "")
 
     @property
+    def above_estimate(self) -> bool:
+        """It ran, and reserved (with the CUDA context) more than the estimate with its margin said it needs."""
+        return (self.status == "pass" and self.accelerator == "cuda" and self.peak_reserved is not None
+                and self.peak_reserved + CUDA_CONTEXT > self.scored.per_gpu_bytes)
+
+    @property
     def estimate_error(self) -> float | None:
         """Measured peak allocated over the covered estimate, - 1 (the standard of docs/estimate-accuracy.md)."""
         if self.peak_allocated is None or self.accelerator != "cuda":

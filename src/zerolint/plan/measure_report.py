@@ -4,7 +4,7 @@ time, the measured pick, the ranking's agreement (text), and the same figures un
 from __future__ import annotations
 
 from ..estimate.memory import gib
-from .measure import Measured, Verification
+from .measure import CUDA_CONTEXT, Measured, Verification
 
 
 def _gib(n: int | None) -> str:
@@ -50,6 +50,7 @@ def to_dict(v: Verification, ranked: list) -> dict:
         "plans_pick_vs_fastest": None if v.pick_ratio() is None else round(v.pick_ratio() or 0.0, 4),
         "spearman": None if v.spearman() is None else round(v.spearman() or 0.0, 4),
         "estimate_errors": [m.scored.candidate.describe() for m in v.measured if m.status == "oom"],
+        "above_estimate": [m.scored.candidate.describe() for m in v.measured if m.above_estimate],
     }
 
 
@@ -84,6 +85,11 @@ def render_text(v: Verification, ranked: list) -> str:
     for m in errors:
         lines.append(f"Estimate error: {m.scored.candidate.describe()} ran out of memory although the estimate "
                      f"gave {gib(m.scored.per_gpu_bytes):.1f} GiB with its margin.")
+    for m in v.measured:
+        if m.above_estimate:
+            lines.append(f"Above the estimate: {m.scored.candidate.describe()} reserved "
+                         f"{gib((m.peak_reserved or 0) + CUDA_CONTEXT):.1f} GiB with the CUDA context, the estimate "
+                         f"with its margin {gib(m.scored.per_gpu_bytes):.1f} GiB: a plan near the limit may not fit.")
     if not cuda:
         lines.append("On the CPU: step times only; no GPU memory was measured.")
     lines.append("need GiB: the estimate with its margin (what the fit is judged on); vs est: the measured peak "
