@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -283,7 +282,7 @@ def test_the_verify_options_need_verify(tmp_path):
 @pytest.mark.deepspeed
 @needs_deepspeed
 def test_ctrl_c_during_plan_verify_exits_130_and_leaves_nothing(ops_built, tmp_path):
-    from test_verify_cpu import cmdline, processes_marked, wait_for
+    from test_verify_cpu import interrupt_once_forked, processes_marked
 
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -293,13 +292,7 @@ def test_ctrl_c_during_plan_verify_exits_130_and_leaves_nothing(ops_built, tmp_p
                              "--gpu-memory", "8GB", "--global-batch", "4", "--seq-len", "64", "--verify", "--cpu",
                              "--steps", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=tmp_path)
-    try:
-        wait_for(lambda: len([p for p in processes_marked(proc.pid) if "zerolint.verify.forkserver" in cmdline(p)])
-                 >= 2, 180, "the server and a forked child running")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    out, err = interrupt_once_forked(proc)
     assert (proc.returncode, out) == (130, ""), err[-3000:]
     assert "zerolint plan: interrupted; every process of the run was stopped" in err
     assert processes_marked(proc.pid) == []

@@ -279,6 +279,17 @@ def start_verify(env, config, *args, tmpdir: Path) -> subprocess.Popen:
                             env={**env, "TMPDIR": str(tmpdir)}, cwd=ROOT)
 
 
+def interrupt_once_forked(proc: subprocess.Popen) -> tuple[str, str]:
+    """SIGINT to `proc` once its warm server and a forked child run; (stdout, stderr) after it exits."""
+    try:
+        wait_for(lambda: len([p for p in processes_marked(proc.pid) if "zerolint.verify.forkserver" in cmdline(p)])
+                 >= 2, 180, "the server and a forked child running")
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+
+
 def wait_for(cond, limit: float, what: str):
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 import test_verify_cpu as cold
-from test_verify_cpu import ADAMW, ROOT, cmdline, processes_marked, wait_for, write
+from test_verify_cpu import ADAMW, ROOT, interrupt_once_forked, processes_marked, write
 
 from zerolint.verify.resolve import build_plan, model_spec
 from zerolint.verify.runner import RunOptions, spec_of
@@ -117,13 +116,7 @@ def test_ctrl_c_during_several_configs_exits_130_and_leaves_nothing(env, tmp_pat
     proc = subprocess.Popen([sys.executable, "-m", "zerolint", "verify", *cfgs, "--cpu", "--no-cache", "--format",
                              "json", "--steps", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**env, "TMPDIR": str(tmp)}, cwd=ROOT)
-    try:
-        wait_for(lambda: len([p for p in processes_marked(proc.pid) if "zerolint.verify.forkserver" in cmdline(p)])
-                 >= 2, 180, "the server and a forked child running")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    out, err = interrupt_once_forked(proc)
     assert (proc.returncode, out) == (130, ""), err[-3000:]
     assert "zerolint verify: interrupted; every process of the run was stopped" in err
     assert processes_marked(proc.pid) == []

@@ -46,6 +46,12 @@ class Candidate:
             parts.append("hpZ")
         return ", ".join(parts)
 
+    def to_dict(self) -> dict:
+        """The settings, as `plan --format json` names them (ROW's and RUN's "config")."""
+        return {"stage": self.stage, "offload_optimizer": self.offload_optimizer, "offload_param": self.offload_param,
+                "micro_batch": self.micro_batch, "gradient_accumulation_steps": self.grad_accum,
+                "checkpointing": self.checkpointing, "small_buckets": self.small_buckets, "hpz": self.hpz}
+
     def changes_from(self, other: Candidate) -> list[str]:
         """What differs from `other`, one item per setting (the distance `plan --from` ranks by)."""
         out = []

@@ -77,20 +77,22 @@ class Measured:
     def fits(self) -> bool:
         """It ran, and what it reserved (with the CUDA context) fits the planned GPU's memory: a run on a larger
         GPU than the one planned for proves nothing by passing."""
-        if self.status != "pass":
-            return False
-        if self.hw.host_memory is not None and self.host_rss is not None and self.host_rss > self.hw.host_memory:
+        if self.status != "pass" or self.over_host:
             return False
         if self.accelerator == "cuda" and self.peak_reserved is not None:
             return self.peak_reserved + CUDA_CONTEXT <= self.hw.gpu_memory
         return True
 
     @property
+    def over_host(self) -> bool:
+        """Its process's RSS exceeded the planned host memory."""
+        return self.hw.host_memory is not None and self.host_rss is not None and self.host_rss > self.hw.host_memory
+
+    @property
     def verdict(self) -> str:
-        if self.status == "pass" and not self.fits and self.hw.host_memory is not None and \
-                (self.host_rss or 0) > self.hw.host_memory:
+        if self.status == "pass" and self.over_host:
             return (f"ran, but its process used {gib(self.host_rss or 0):.1f} GiB of host memory: more than the "
-                    f"planned {gib(self.hw.host_memory):.0f} GiB")
+                    f"planned {gib(self.hw.host_memory or 0):.0f} GiB")
         if self.status == "pass" and not self.fits:
             return (f"ran, but reserved {gib(self.peak_reserved or 0):.1f} GiB: more than the planned "
                     f"{gib(self.hw.gpu_memory):.0f} GiB GPU")

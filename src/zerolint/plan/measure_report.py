@@ -17,13 +17,10 @@ def _pct(x: float | None) -> str:
 
 def row(m: Measured, rank: int) -> dict:
     s = m.scored
-    c = s.candidate
     return {
         "rank_in_plan": rank,
-        "config": {"stage": c.stage, "offload_optimizer": c.offload_optimizer, "offload_param": c.offload_param,
-                   "micro_batch": c.micro_batch, "gradient_accumulation_steps": c.grad_accum,
-                   "checkpointing": c.checkpointing, "small_buckets": c.small_buckets, "hpz": c.hpz},
-        "summary": c.describe(),
+        "config": s.candidate.to_dict(),
+        "summary": s.candidate.describe(),
         "status": m.status,
         "fits": m.fits,
         "verdict": m.verdict,

@@ -14,9 +14,7 @@ JSON_VERSION = 1
 def _row(s: Scored, job) -> dict:
     c = s.candidate
     return {
-        "config": {"stage": c.stage, "offload_optimizer": c.offload_optimizer, "offload_param": c.offload_param,
-                   "micro_batch": c.micro_batch, "gradient_accumulation_steps": c.grad_accum,
-                   "checkpointing": c.checkpointing, "small_buckets": c.small_buckets, "hpz": c.hpz},
+        "config": c.to_dict(),
         "summary": c.describe(),
         "fits": s.fits,
         "per_gpu_bytes": s.per_gpu_bytes,
@@ -59,8 +57,9 @@ def to_dict(r: Result, top: int) -> dict:
     return out
 
 
-def render_json(r: Result, top: int) -> str:
-    return json.dumps(to_dict(r, top), indent=2) + "\n"
+def render_json(r: Result, top: int, extra: dict | None = None) -> str:
+    """`extra`: more top-level keys (plan --verify's "verify")."""
+    return json.dumps({**to_dict(r, top), **(extra or {})}, indent=2) + "\n"
 
 
 def _table(rows: list[tuple[int | str, Scored]], job) -> list[str]:

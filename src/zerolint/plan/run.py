@@ -13,7 +13,7 @@ from .candidates import Candidate, from_plan
 from .hardware import Hardware
 from .job import Job, PlanError
 from .measure import MeasureOptions
-from .report import render_text
+from .report import render_json, render_text
 from .search import plan
 from .write import config_text
 
@@ -86,15 +86,10 @@ def run(job: Job, hw: Hardware, *, top: int = 5, fmt: str = "text", write: str |
 
 def _render(result, top: int, fmt: str, measured) -> str:
     if fmt == "json":
-        import json
-
         from .measure_report import to_dict as measured_dict
-        from .report import to_dict
 
-        out = to_dict(result, top)
-        if measured is not None:
-            out["verify"] = measured_dict(measured, result.ranked)
-        return json.dumps(out, indent=2) + "\n"
+        return render_json(result, top, None if measured is None else {"verify": measured_dict(measured,
+                                                                                                result.ranked)})
     text = render_text(result, top)
     if measured is not None:
         from .measure_report import render_text as measured_text
